@@ -1,0 +1,374 @@
+//! `c2s.toml`: the configuration schema (serde, unknown keys rejected), loading and `--set` overrides.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ConfigError;
+
+/// The whole configuration. Every section has defaults, so an empty file is valid.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub corpus: CorpusConfig,
+    pub output: OutputConfig,
+    pub tree: TreeConfig,
+    pub llm: LlmConfig,
+    pub embed: EmbedConfig,
+    pub kmeans: KmeansConfig,
+}
+
+/// Where the documents are.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CorpusConfig {
+    /// Folders or single files, relative to the config file.
+    pub paths: Vec<PathBuf>,
+    /// Globs (relative to each corpus folder) a file must match; empty means all.
+    pub include: Vec<String>,
+    /// Globs (relative to each corpus folder) that exclude files.
+    pub exclude: Vec<String>,
+    /// Files larger than this are skipped with a warning.
+    pub max_file_bytes: u64,
+}
+
+/// Where the skill tree is written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutputConfig {
+    /// Output folder, relative to the config file.
+    pub dir: PathBuf,
+}
+
+/// The tree knobs of the method (DESIGN.md §1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TreeConfig {
+    /// Target branching: a level of n nodes gets `max(K, ceil(n / p))` clusters.
+    pub p: usize,
+    /// At most this many top-level skills.
+    #[serde(rename = "K", alias = "k")]
+    pub k: usize,
+    /// Soft-assignment gap: a node whose top-1 vs top-2 cosine gap is below it gets an `@see` stub.
+    pub tau: f32,
+    /// Clusters smaller than this are merged into the nearest centroid.
+    pub min_cluster_size: usize,
+    /// Exemplar documents listed per non-leaf node.
+    pub exemplars: usize,
+    /// Related skills listed per node.
+    pub related_skills: usize,
+    /// Characters of raw text used for embedding (the full text is kept).
+    pub max_doc_chars: usize,
+    /// Seed of every random choice (K-Means seeding).
+    pub seed: u64,
+}
+
+/// The LLM used for cards, summaries, labels and tags.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LlmConfig {
+    pub backend: LlmBackendKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LlmBackendKind {
+    /// Offline and deterministic: extractive cards, summaries, labels and tags.
+    Extractive,
+}
+
+/// The embedder.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EmbedConfig {
+    pub backend: EmbedBackendKind,
+    /// Vector dimension of the hashed embedder.
+    pub dims: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbedBackendKind {
+    /// Offline: signed feature hashing of word uni- and bigrams.
+    Hashed,
+}
+
+/// K-Means settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct KmeansConfig {
+    pub device: KmeansDevice,
+    pub max_iter: usize,
+    pub n_init: usize,
+    /// Stop when fewer than this share of points change cluster in an iteration.
+    pub tol: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KmeansDevice {
+    Auto,
+    Cpu,
+}
+
+impl Default for CorpusConfig {
+    fn default() -> Self {
+        CorpusConfig {
+            paths: vec![PathBuf::from("docs")],
+            include: Vec::new(),
+            exclude: Vec::new(),
+            max_file_bytes: 64 * 1024 * 1024,
+        }
+    }
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        OutputConfig {
+            dir: PathBuf::from("c2s-out"),
+        }
+    }
+}
+
+impl Default for TreeConfig {
+    fn default() -> Self {
+        TreeConfig {
+            p: 10,
+            k: 10,
+            tau: 0.05,
+            min_cluster_size: 3,
+            exemplars: 3,
+            related_skills: 3,
+            max_doc_chars: 8000,
+            seed: 42,
+        }
+    }
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            backend: LlmBackendKind::Extractive,
+        }
+    }
+}
+
+impl Default for EmbedConfig {
+    fn default() -> Self {
+        EmbedConfig {
+            backend: EmbedBackendKind::Hashed,
+            dims: 256,
+        }
+    }
+}
+
+impl Default for KmeansConfig {
+    fn default() -> Self {
+        KmeansConfig {
+            device: KmeansDevice::Auto,
+            max_iter: 25,
+            n_init: 1,
+            tol: 0.001,
+        }
+    }
+}
+
+/// A configuration together with the folder its relative paths are resolved against.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub config: Config,
+    pub base_dir: PathBuf,
+    /// The file it came from, if any.
+    pub path: Option<PathBuf>,
+}
+
+impl Loaded {
+    /// Resolves a configured path against the config's folder.
+    pub fn resolve(&self, p: &Path) -> PathBuf {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.base_dir.join(p)
+        }
+    }
+}
+
+impl Config {
+    /// Parses TOML text; `origin` names the file in error messages.
+    pub fn from_toml(text: &str, origin: &Path) -> Result<Config, ConfigError> {
+        let config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: origin.to_path_buf(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Reads and parses a config file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Config::from_toml(&text, path)
+    }
+
+    /// Checks value ranges that the types cannot express.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let t = &self.tree;
+        let bad = |field: &str, message: &str| {
+            Err(ConfigError::Invalid {
+                field: field.to_string(),
+                message: message.to_string(),
+            })
+        };
+        if t.p < 2 {
+            return bad("tree.p", "must be at least 2");
+        }
+        if t.k < 1 {
+            return bad("tree.K", "must be at least 1");
+        }
+        if !(0.0..1.0).contains(&t.tau) {
+            return bad("tree.tau", "must be in [0, 1)");
+        }
+        if t.min_cluster_size < 1 {
+            return bad("tree.min_cluster_size", "must be at least 1");
+        }
+        if t.max_doc_chars < 100 {
+            return bad("tree.max_doc_chars", "must be at least 100");
+        }
+        if !(16..=65536).contains(&self.embed.dims) {
+            return bad("embed.dims", "must be between 16 and 65536");
+        }
+        if self.kmeans.max_iter < 1 || self.kmeans.n_init < 1 {
+            return bad("kmeans", "max_iter and n_init must be at least 1");
+        }
+        if self.corpus.paths.is_empty() {
+            return bad("corpus.paths", "must name at least one folder or file");
+        }
+        Ok(())
+    }
+
+    /// A stable hash of every setting, recorded in the manifest.
+    pub fn hash(&self) -> String {
+        let json = serde_json::to_vec(self).expect("config serializes");
+        blake3::hash(&json).to_hex()[..16].to_string()
+    }
+
+    /// Applies one `key=value` override. `key` is dotted (`tree.p`) or a bare knob (`p`).
+    pub fn apply_set(&mut self, arg: &str) -> Result<(), ConfigError> {
+        let err = |message: String| ConfigError::Set {
+            arg: arg.to_string(),
+            message,
+        };
+        let (key, raw) = arg
+            .split_once('=')
+            .ok_or_else(|| err("missing `=`".into()))?;
+        let key = key.trim();
+        let mut table = toml::Table::try_from(&*self).map_err(|e| err(e.to_string()))?;
+        let (section, field) = resolve_key(&table, key).map_err(err)?;
+        let value = parse_value(raw.trim());
+        let sect = table
+            .get_mut(&section)
+            .and_then(|v| v.as_table_mut())
+            .ok_or_else(|| err(format!("unknown section `{section}`")))?;
+        sect.insert(field, value);
+        let text = toml::to_string(&table).map_err(|e| err(e.to_string()))?;
+        let next: Config = toml::from_str(&text).map_err(|e| err(first_line(&e.to_string())))?;
+        next.validate().map_err(|e| err(e.to_string()))?;
+        *self = next;
+        Ok(())
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines()
+        .rfind(|l| !l.trim().is_empty() && !l.contains('|'))
+        .unwrap_or(s)
+        .trim()
+        .to_string()
+}
+
+/// Finds `section.field` for a dotted or bare key.
+fn resolve_key(table: &toml::Table, key: &str) -> Result<(String, String), String> {
+    if let Some((section, field)) = key.split_once('.') {
+        let sect = table
+            .get(section)
+            .and_then(|v| v.as_table())
+            .ok_or_else(|| format!("unknown section `{section}`"))?;
+        let canonical = canonical_field(sect, field)
+            .ok_or_else(|| format!("unknown key `{field}` in [{section}]"))?;
+        return Ok((section.to_string(), canonical));
+    }
+    let hits: Vec<(String, String)> = table
+        .iter()
+        .filter_map(|(s, v)| {
+            let sect = v.as_table()?;
+            canonical_field(sect, key).map(|f| (s.clone(), f))
+        })
+        .collect();
+    match hits.len() {
+        1 => Ok(hits.into_iter().next().expect("one hit")),
+        0 => Err(format!("unknown key `{key}`")),
+        _ => Err(format!(
+            "`{key}` is ambiguous; use one of {}",
+            hits.iter()
+                .map(|(s, f)| format!("{s}.{f}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+fn canonical_field(sect: &toml::Table, field: &str) -> Option<String> {
+    if sect.contains_key(field) {
+        return Some(field.to_string());
+    }
+    sect.keys().find(|k| k.eq_ignore_ascii_case(field)).cloned()
+}
+
+/// Parses a `--set` value as a TOML literal, else takes it as a string.
+fn parse_value(raw: &str) -> toml::Value {
+    let doc = format!("v = {raw}");
+    match toml::from_str::<toml::Table>(&doc) {
+        Ok(mut t) => t
+            .remove("v")
+            .unwrap_or_else(|| toml::Value::String(raw.into())),
+        Err(_) => toml::Value::String(raw.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_gives_defaults() {
+        let c = Config::from_toml("", Path::new("c2s.toml")).unwrap();
+        assert_eq!(c, Config::default());
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let e = Config::from_toml("[tree]\npp = 3\n", Path::new("c2s.toml")).unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("pp"), "{msg}");
+        assert!(msg.contains("c2s.toml"), "{msg}");
+    }
+
+    #[test]
+    fn set_dotted_bare_and_k() {
+        let mut c = Config::default();
+        c.apply_set("tree.p=5").unwrap();
+        c.apply_set("tau=0.1").unwrap();
+        c.apply_set("K=4").unwrap();
+        c.apply_set("output.dir=elsewhere").unwrap();
+        assert_eq!(c.tree.p, 5);
+        assert_eq!(c.tree.k, 4);
+        assert!((c.tree.tau - 0.1).abs() < 1e-6);
+        assert_eq!(c.output.dir, PathBuf::from("elsewhere"));
+        assert!(c.apply_set("nope=1").is_err());
+        assert!(c.apply_set("tree.p=1").is_err());
+        assert!(c.apply_set("tree.p=abc").is_err());
+    }
+}

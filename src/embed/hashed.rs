@@ -1,0 +1,105 @@
+//! The offline `hashed` embedder: signed feature hashing of word uni- and bigrams, sublinear TF,
+//! weighted by the built-in background table (never by corpus statistics), L2-normalized.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+use super::{EmbedError, Embedder};
+use crate::text::{distinctiveness, words};
+
+/// Feature-hashing embedder. A document's vector depends on its own text only.
+#[derive(Debug, Clone, Copy)]
+pub struct Hashed {
+    pub dims: usize,
+}
+
+impl Embedder for Hashed {
+    fn model_id(&self) -> String {
+        format!("hashed-1:{}", self.dims)
+    }
+
+    fn dims(&self) -> usize {
+        self.dims
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Ok(texts.par_iter().map(|t| self.embed_one(t)).collect())
+    }
+}
+
+/// FNV-1a, then a finalizer: stable on every platform and release.
+fn hash(parts: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            h ^= 0x20;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        for b in p.bytes() {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^ (h >> 33)
+}
+
+impl Hashed {
+    fn embed_one(&self, text: &str) -> Vec<f32> {
+        let toks: Vec<String> = words(text).collect();
+        let weights: Vec<f32> = toks.iter().map(|w| distinctiveness(w)).collect();
+        let mut tf: HashMap<u64, (u32, f32)> = HashMap::new();
+        for (i, w) in toks.iter().enumerate() {
+            if weights[i] > 0.0 {
+                tf.entry(hash(&[w])).or_insert((0, weights[i])).0 += 1;
+            }
+            if let Some(next) = toks.get(i + 1) {
+                let wb = 0.5 * (weights[i] + weights[i + 1]);
+                if weights[i] > 0.0 && weights[i + 1] > 0.0 {
+                    tf.entry(hash(&[w, next])).or_insert((0, wb * 0.8)).0 += 1;
+                }
+            }
+        }
+        let mut v = vec![0.0f32; self.dims];
+        let mut feats: Vec<(u64, (u32, f32))> = tf.into_iter().collect();
+        feats.sort_unstable_by_key(|f| f.0);
+        for (h, (count, weight)) in feats {
+            let idx = (h % self.dims as u64) as usize;
+            let sign = if h >> 63 == 1 { -1.0 } else { 1.0 };
+            v[idx] += sign * weight * (1.0 + (count as f32).ln());
+        }
+        crate::kmeans::normalize(&mut v);
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kmeans::simd::dot;
+
+    #[test]
+    fn similar_texts_are_closer() {
+        let e = Hashed { dims: 256 };
+        let v = e
+            .embed(&[
+                "pair the smart remote with the tv",
+                "smart remote pairing with a tv",
+                "refund policy for ad credits",
+            ])
+            .unwrap();
+        assert!((dot(&v[0], &v[0]) - 1.0).abs() < 1e-5);
+        assert!(dot(&v[0], &v[1]) > dot(&v[0], &v[2]));
+        assert_eq!(
+            v,
+            e.embed(&[
+                "pair the smart remote with the tv",
+                "smart remote pairing with a tv",
+                "refund policy for ad credits"
+            ])
+            .unwrap()
+        );
+    }
+}

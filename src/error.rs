@@ -1,0 +1,89 @@
+//! Error types for every layer, with user-facing messages that name the file and the fix.
+
+use std::path::PathBuf;
+
+/// Errors in reading or validating configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("invalid config {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error(
+        "no c2s.toml in {dir}\n  help: create one (see README.md, \"Configuration\"), pass --config FILE, or build a folder directly: `c2s build PATH --out DIR`"
+    )]
+    NotFound { dir: PathBuf },
+    #[error("invalid --set {arg:?}: {message}\n  help: use --set key=value, e.g. --set tree.p=8")]
+    Set { arg: String, message: String },
+    #[error("invalid config value `{field}`: {message}")]
+    Invalid { field: String, message: String },
+}
+
+/// Errors that stop a build.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(
+        "no usable documents in {paths}\n  help: check corpus.paths and the include/exclude globs; supported formats are .md .markdown .txt .json .jsonl .html .htm"
+    )]
+    EmptyCorpus { paths: String },
+    #[error(
+        "corpus path {path} does not exist\n  help: fix corpus.paths in the config or the PATH argument"
+    )]
+    MissingSource { path: PathBuf },
+    #[error("invalid glob {glob:?} in corpus.{field}: {message}")]
+    Glob {
+        field: &'static str,
+        glob: String,
+        message: String,
+    },
+    #[error(
+        "refusing to replace {path}: it exists, is not empty and holds no c2s.lock, so it is not a c2s output\n  help: choose another output directory (--out or output.dir), or remove it yourself"
+    )]
+    ForeignOutput { path: PathBuf },
+    #[error(
+        "output directory {out} overlaps corpus path {source_path}\n  help: put the output outside the corpus (or the corpus outside the output)"
+    )]
+    OutputOverlapsCorpus { out: PathBuf, source_path: PathBuf },
+    #[error("{context} {path}: {source}")]
+    Io {
+        context: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("embedding backend failed: {0}")]
+    Embed(String),
+    #[error("LLM backend failed: {0}")]
+    Llm(String),
+}
+
+impl BuildError {
+    pub fn io(context: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        BuildError::Io {
+            context,
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// Top-level error of a c2s command.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    #[error("{context} {path}: {source}")]
+    Io {
+        context: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write JSON to stdout: {0}")]
+    Json(#[from] serde_json::Error),
+}

@@ -1,0 +1,325 @@
+//! Format readers: Markdown (YAML frontmatter), plain text, JSON, JSON Lines and HTML into raw records.
+
+use serde_json::Value;
+
+use crate::diag::Diagnostics;
+
+/// One record read from a source file, before ids are assigned.
+#[derive(Debug, Clone, Default)]
+pub struct RawRecord {
+    pub id: Option<String>,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub tags: Vec<String>,
+    pub text: String,
+    /// 1-based line (JSONL) or record number (JSON arrays) inside the file.
+    pub line: Option<usize>,
+}
+
+/// The formats c2s reads, chosen by file extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Markdown,
+    Text,
+    Json,
+    JsonLines,
+    Html,
+}
+
+impl Format {
+    pub fn from_extension(ext: &str) -> Option<Format> {
+        match ext.to_ascii_lowercase().as_str() {
+            "md" | "markdown" => Some(Format::Markdown),
+            "txt" => Some(Format::Text),
+            "json" => Some(Format::Json),
+            "jsonl" | "ndjson" => Some(Format::JsonLines),
+            "html" | "htm" => Some(Format::Html),
+            _ => None,
+        }
+    }
+}
+
+/// Parses decoded file text into records, warning about what it skips.
+pub fn parse(format: Format, text: &str, file: &str, diags: &mut Diagnostics) -> Vec<RawRecord> {
+    match format {
+        Format::Markdown => vec![parse_markdown(text, file, diags)],
+        Format::Text => vec![RawRecord {
+            text: text.to_string(),
+            ..RawRecord::default()
+        }],
+        Format::Html => parse_html(text, file, diags).into_iter().collect(),
+        Format::Json => parse_json(text, file, diags),
+        Format::JsonLines => parse_jsonl(text, file, diags),
+    }
+}
+
+/// Splits `---` YAML frontmatter from a Markdown body and reads title, description, tags, id.
+pub fn parse_markdown(text: &str, file: &str, diags: &mut Diagnostics) -> RawRecord {
+    let (front, body) = split_frontmatter(text);
+    let mut rec = RawRecord {
+        text: body.to_string(),
+        ..RawRecord::default()
+    };
+    let Some(front) = front else { return rec };
+    match serde_yaml_ng::from_str::<serde_yaml_ng::Value>(front) {
+        Ok(serde_yaml_ng::Value::Mapping(map)) => {
+            let get = |k: &str| map.get(serde_yaml_ng::Value::String(k.into()));
+            rec.title = get("title").and_then(yaml_scalar);
+            rec.description = get("description").and_then(yaml_scalar);
+            rec.id = get("id").and_then(yaml_scalar);
+            rec.tags = match get("tags") {
+                Some(serde_yaml_ng::Value::Sequence(s)) => {
+                    s.iter().filter_map(yaml_scalar).collect()
+                }
+                Some(v) => yaml_scalar(v).map(|s| split_tags(&s)).unwrap_or_default(),
+                None => Vec::new(),
+            };
+        }
+        Ok(serde_yaml_ng::Value::Null) => {}
+        Ok(_) => diags.warn(
+            file,
+            Some(2),
+            "frontmatter is not a YAML mapping; it was ignored",
+        ),
+        Err(e) => {
+            let line = e.location().map(|l| l.line() + 1);
+            diags.warn(
+                file,
+                line,
+                format!("invalid YAML frontmatter ({e}); it was ignored, the body was kept"),
+            );
+        }
+    }
+    rec
+}
+
+fn split_tags(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+fn yaml_scalar(v: &serde_yaml_ng::Value) -> Option<String> {
+    let s = match v {
+        serde_yaml_ng::Value::String(s) => s.clone(),
+        serde_yaml_ng::Value::Number(n) => n.to_string(),
+        serde_yaml_ng::Value::Bool(b) => b.to_string(),
+        _ => return None,
+    };
+    let s = s.trim().to_string();
+    (!s.is_empty()).then_some(s)
+}
+
+/// Returns (frontmatter, body). Frontmatter must open on the first line with `---`.
+fn split_frontmatter(text: &str) -> (Option<&str>, &str) {
+    let Some(rest) = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))
+    else {
+        return (None, text);
+    };
+    let mut offset = 0;
+    for line in rest.split_inclusive('\n') {
+        let trimmed = line.trim_end();
+        if trimmed == "---" || trimmed == "..." {
+            return (Some(&rest[..offset]), &rest[offset + line.len()..]);
+        }
+        offset += line.len();
+    }
+    (None, text)
+}
+
+/// Extracts readable text (and the `<title>`) from HTML.
+fn parse_html(text: &str, file: &str, diags: &mut Diagnostics) -> Option<RawRecord> {
+    let title = html_title(text);
+    match html2text::from_read(text.as_bytes(), 10_000) {
+        Ok(body) => Some(RawRecord {
+            title,
+            text: body,
+            ..RawRecord::default()
+        }),
+        Err(e) => {
+            diags.warn(
+                file,
+                None,
+                format!("cannot extract text from HTML ({e}); skipped"),
+            );
+            None
+        }
+    }
+}
+
+fn html_title(text: &str) -> Option<String> {
+    let lower = text.to_ascii_lowercase();
+    let start = lower.find("<title")?;
+    let open_end = start + lower[start..].find('>')? + 1;
+    let close = open_end + lower[open_end..].find("</title")?;
+    let raw = text.get(open_end..close)?;
+    let t = html2text::from_read(raw.as_bytes(), 10_000).unwrap_or_default();
+    let t = t.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!t.is_empty()).then_some(t)
+}
+
+fn parse_json(text: &str, file: &str, diags: &mut Diagnostics) -> Vec<RawRecord> {
+    let value: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            diags.warn(
+                file,
+                Some(e.line()),
+                format!("malformed JSON ({e}); file skipped"),
+            );
+            return Vec::new();
+        }
+    };
+    match value {
+        Value::Array(items) => items
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, v)| record_from_value(v, file, i + 1, "record", diags))
+            .collect(),
+        obj @ Value::Object(_) => record_from_value(obj, file, 1, "record", diags)
+            .map(|mut r| {
+                r.line = None;
+                r
+            })
+            .into_iter()
+            .collect(),
+        _ => {
+            diags.warn(
+                file,
+                None,
+                "JSON is neither an object nor an array of records; skipped",
+            );
+            Vec::new()
+        }
+    }
+}
+
+fn parse_jsonl(text: &str, file: &str, diags: &mut Diagnostics) -> Vec<RawRecord> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let lineno = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Value>(line) {
+            Ok(v) => out.extend(record_from_value(v, file, lineno, "line", diags)),
+            Err(e) => diags.warn(
+                file,
+                Some(lineno),
+                format!("malformed JSON record ({e}); line skipped"),
+            ),
+        }
+    }
+    out
+}
+
+/// Reads `id`, `title`, `contents`|`text`|`content`, `description`, `tags` from a JSON object.
+fn record_from_value(
+    v: Value,
+    file: &str,
+    n: usize,
+    unit: &str,
+    diags: &mut Diagnostics,
+) -> Option<RawRecord> {
+    let Value::Object(map) = v else {
+        diags.warn(
+            file,
+            Some(n),
+            format!("{unit} is not a JSON object; skipped"),
+        );
+        return None;
+    };
+    let text = ["contents", "text", "content"]
+        .iter()
+        .find_map(|k| map.get(*k).and_then(Value::as_str));
+    let Some(text) = text else {
+        diags.warn(
+            file,
+            Some(n),
+            format!("{unit} has no text field (expected a string `contents`, `text` or `content`); skipped"),
+        );
+        return None;
+    };
+    let scalar = |k: &str| -> Option<String> {
+        match map.get(k)? {
+            Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        }
+    };
+    let tags = match map.get("tags") {
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(|t| t.as_str().map(str::to_string))
+            .collect(),
+        Some(Value::String(s)) => split_tags(s),
+        _ => Vec::new(),
+    };
+    Some(RawRecord {
+        id: scalar("id"),
+        title: scalar("title"),
+        description: scalar("description"),
+        tags,
+        text: text.to_string(),
+        line: Some(n),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frontmatter_fields() {
+        let mut d = Diagnostics::default();
+        let r = parse_markdown(
+            "---\ntitle: Hello\ndescription: World\ntags: [a, b]\n---\n# Body\ntext\n",
+            "x.md",
+            &mut d,
+        );
+        assert_eq!(r.title.as_deref(), Some("Hello"));
+        assert_eq!(r.description.as_deref(), Some("World"));
+        assert_eq!(r.tags, vec!["a", "b"]);
+        assert_eq!(r.text, "# Body\ntext\n");
+        assert!(d.warnings.is_empty());
+    }
+
+    #[test]
+    fn bad_frontmatter_warns_and_keeps_body() {
+        let mut d = Diagnostics::default();
+        let r = parse_markdown("---\ntitle: [unclosed\n---\nbody\n", "x.md", &mut d);
+        assert_eq!(r.text, "body\n");
+        assert_eq!(d.warnings.len(), 1);
+    }
+
+    #[test]
+    fn jsonl_lines_are_named() {
+        let mut d = Diagnostics::default();
+        let recs = parse(
+            Format::JsonLines,
+            "{\"id\":1,\"text\":\"a\"}\n{bad\n\n{\"title\":\"x\"}\n",
+            "c.jsonl",
+            &mut d,
+        );
+        assert_eq!(recs.len(), 1);
+        assert_eq!(recs[0].id.as_deref(), Some("1"));
+        let lines: Vec<_> = d.warnings.iter().map(|w| w.line).collect();
+        assert_eq!(lines, vec![Some(2), Some(4)]);
+    }
+
+    #[test]
+    fn html_text_and_title() {
+        let mut d = Diagnostics::default();
+        let recs = parse(
+            Format::Html,
+            "<html><head><title>My Page</title></head><body><p>Hello <b>there</b></p></body></html>",
+            "p.html",
+            &mut d,
+        );
+        assert_eq!(recs[0].title.as_deref(), Some("My Page"));
+        assert!(recs[0].text.contains("Hello"));
+    }
+}

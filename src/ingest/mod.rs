@@ -1,0 +1,471 @@
+//! Ingest: walks the corpus paths (respecting .gitignore and globs) and turns files into `Document`s.
+
+mod formats;
+mod ids;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::diag::Diagnostics;
+use crate::error::BuildError;
+pub use formats::{Format, RawRecord};
+pub use ids::{path_id, sanitize_id};
+
+/// One document of the corpus.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Document {
+    pub id: String,
+    /// Where it came from: a relative path, with `:line` for JSONL records.
+    pub source: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub tags: Vec<String>,
+    pub text: String,
+    /// Ids of records with the same text that were folded into this one.
+    pub aliases: Vec<String>,
+    /// blake3 of title, description, tags and text (32 hex).
+    pub content_hash: String,
+}
+
+/// A source file and the hash of its bytes, for the manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SourceFile {
+    pub path: String,
+    pub hash: String,
+}
+
+/// The ingested corpus.
+#[derive(Debug, Default)]
+pub struct Corpus {
+    pub documents: Vec<Document>,
+    pub sources: Vec<SourceFile>,
+    /// Files skipped because c2s does not read their type, by extension.
+    pub unsupported: HashMap<String, usize>,
+}
+
+/// What to read and what to leave out.
+pub struct IngestOptions<'a> {
+    pub paths: Vec<PathBuf>,
+    pub include: &'a [String],
+    pub exclude: &'a [String],
+    pub max_file_bytes: u64,
+    pub max_doc_chars: usize,
+    /// Paths shown to the user are relative to this folder.
+    pub display_base: PathBuf,
+    /// Folders never read (the output, the cache).
+    pub skip_dirs: Vec<PathBuf>,
+}
+
+struct Globs {
+    by_name: GlobSet,
+    by_path: GlobSet,
+    empty: bool,
+}
+
+impl Globs {
+    fn new(field: &'static str, globs: &[String]) -> Result<Globs, BuildError> {
+        let mut by_name = GlobSetBuilder::new();
+        let mut by_path = GlobSetBuilder::new();
+        for g in globs {
+            let glob = Glob::new(g).map_err(|e| BuildError::Glob {
+                field,
+                glob: g.clone(),
+                message: e.kind().to_string(),
+            })?;
+            if g.contains('/') {
+                by_path.add(glob);
+            } else {
+                by_name.add(glob);
+            }
+        }
+        let build = |b: GlobSetBuilder| b.build().expect("globs already validated");
+        Ok(Globs {
+            by_name: build(by_name),
+            by_path: build(by_path),
+            empty: globs.is_empty(),
+        })
+    }
+
+    /// Patterns without `/` match the file name anywhere, like .gitignore.
+    fn matches(&self, rel: &Path) -> bool {
+        rel.file_name().is_some_and(|n| self.by_name.is_match(n)) || self.by_path.is_match(rel)
+    }
+}
+
+/// Reads every corpus path into documents. Bad input becomes warnings; an empty corpus is an error.
+pub fn ingest(opts: &IngestOptions, diags: &mut Diagnostics) -> Result<Corpus, BuildError> {
+    let include = Globs::new("include", opts.include)?;
+    let exclude = Globs::new("exclude", opts.exclude)?;
+    let files = collect_files(opts, &include, &exclude, diags)?;
+    let mut corpus = Corpus::default();
+    let parsed: Vec<(Option<FileResult>, Diagnostics)> = files
+        .par_iter()
+        .map(|f| {
+            let mut d = Diagnostics::default();
+            let r = read_file(f, opts, &mut d);
+            (r, d)
+        })
+        .collect();
+    let mut ids = ids::IdAllocator::default();
+    let mut seen_text: HashMap<String, usize> = HashMap::new();
+    for (result, d) in parsed {
+        diags.warnings.extend(d.warnings);
+        let Some(file) = result else { continue };
+        corpus.sources.push(SourceFile {
+            path: file.display.clone(),
+            hash: file.hash,
+        });
+        let multi = file.records.len() > 1 || file.records.iter().any(|r| r.line.is_some());
+        for rec in file.records {
+            let loc = Location {
+                file: &file.display,
+                rel: &file.rel,
+                multi,
+            };
+            add_document(
+                rec,
+                &loc,
+                opts,
+                &mut ids,
+                &mut seen_text,
+                &mut corpus.documents,
+                diags,
+            );
+        }
+    }
+    corpus.unsupported = files_unsupported(&files);
+    if corpus.documents.is_empty() {
+        return Err(BuildError::EmptyCorpus {
+            paths: opts
+                .paths
+                .iter()
+                .map(|p| display(p, &opts.display_base))
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+    }
+    Ok(corpus)
+}
+
+fn files_unsupported(files: &[Candidate]) -> HashMap<String, usize> {
+    let mut m = HashMap::new();
+    for f in files.iter().filter(|f| f.format.is_none()) {
+        *m.entry(f.ext.clone()).or_insert(0) += 1;
+    }
+    m
+}
+
+/// A file found by the walk.
+struct Candidate {
+    path: PathBuf,
+    display: String,
+    /// Path relative to its corpus root: the basis of path-hash ids, independent of the working dir.
+    rel: String,
+    ext: String,
+    format: Option<Format>,
+}
+
+struct FileResult {
+    display: String,
+    rel: String,
+    hash: String,
+    records: Vec<RawRecord>,
+}
+
+/// Shows a path relative to `base` when it lies below it, with `/` separators.
+pub fn display(path: &Path, base: &Path) -> String {
+    let rel = path.strip_prefix(base).unwrap_or(path);
+    let s = rel.to_string_lossy().replace('\\', "/");
+    s.strip_prefix("./").unwrap_or(&s).to_string()
+}
+
+fn collect_files(
+    opts: &IngestOptions,
+    include: &Globs,
+    exclude: &Globs,
+    diags: &mut Diagnostics,
+) -> Result<Vec<Candidate>, BuildError> {
+    let skip: Vec<PathBuf> = opts
+        .skip_dirs
+        .iter()
+        .filter_map(|d| std::fs::canonicalize(d).ok())
+        .collect();
+    let mut out = Vec::new();
+    for root in &opts.paths {
+        if !root.exists() && root.symlink_metadata().is_err() {
+            return Err(BuildError::MissingSource { path: root.clone() });
+        }
+        let mut walker = ignore::WalkBuilder::new(root);
+        walker
+            .follow_links(true)
+            .require_git(false)
+            .sort_by_file_path(|a, b| a.cmp(b));
+        let skip = skip.clone();
+        walker.filter_entry(move |e| {
+            if !e.file_type().is_some_and(|t| t.is_dir()) || skip.is_empty() {
+                return true;
+            }
+            std::fs::canonicalize(e.path()).map_or(true, |c| !skip.iter().any(|s| &c == s))
+        });
+        for entry in walker.build() {
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) => {
+                    let (file, msg) = walk_error(&e, &opts.display_base);
+                    diags.warn(file, None, msg);
+                    continue;
+                }
+            };
+            let path = entry.path();
+            let is_file = entry.file_type().is_some_and(|t| t.is_file());
+            if !is_file {
+                if entry.file_type().is_some_and(|t| !t.is_dir()) {
+                    diags.warn(
+                        display(path, &opts.display_base),
+                        None,
+                        "not a regular file (socket, FIFO or device); skipped",
+                    );
+                } else if entry.file_type().is_none() && entry.depth() > 0 {
+                    diags.warn(
+                        display(path, &opts.display_base),
+                        None,
+                        "unreadable entry; skipped",
+                    );
+                }
+                continue;
+            }
+            let rel = path.strip_prefix(root).unwrap_or(path);
+            let rel = if rel.as_os_str().is_empty() {
+                Path::new(path.file_name().unwrap_or_default())
+            } else {
+                rel
+            };
+            if entry.depth() > 0 {
+                if !include.empty && !include.matches(rel) {
+                    continue;
+                }
+                if !exclude.empty && exclude.matches(rel) {
+                    continue;
+                }
+            }
+            let ext = path
+                .extension()
+                .map(|e| e.to_string_lossy().to_ascii_lowercase())
+                .unwrap_or_default();
+            out.push(Candidate {
+                path: path.to_path_buf(),
+                display: display(path, &opts.display_base),
+                rel: rel.to_string_lossy().replace('\\', "/"),
+                format: Format::from_extension(&ext),
+                ext,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Describes a walk error (symlink loop, permission denied, broken link) with its path.
+fn walk_error(e: &ignore::Error, base: &Path) -> (String, String) {
+    fn inner<'a>(e: &'a ignore::Error, path: &mut Option<PathBuf>) -> &'a ignore::Error {
+        match e {
+            ignore::Error::WithPath { path: p, err } => {
+                *path = Some(p.clone());
+                inner(err, path)
+            }
+            ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+                inner(err, path)
+            }
+            other => other,
+        }
+    }
+    let mut path = None;
+    let root = inner(e, &mut path);
+    match root {
+        ignore::Error::Loop { child, ancestor } => (
+            display(child, base),
+            format!(
+                "symlink loop (points back to {}); skipped",
+                display(ancestor, base)
+            ),
+        ),
+        other => (
+            path.map(|p| display(&p, base))
+                .unwrap_or_else(|| "<corpus>".into()),
+            format!("unreadable ({other}); skipped"),
+        ),
+    }
+}
+
+/// Reads one file: size cap, binary check, UTF-8 decoding, then the format parser.
+fn read_file(c: &Candidate, opts: &IngestOptions, d: &mut Diagnostics) -> Option<FileResult> {
+    let format = c.format?;
+    let meta = match std::fs::metadata(&c.path) {
+        Ok(m) => m,
+        Err(e) => {
+            d.warn(&c.display, None, format!("unreadable ({e}); skipped"));
+            return None;
+        }
+    };
+    if meta.len() > opts.max_file_bytes {
+        d.warn(
+            &c.display,
+            None,
+            format!(
+                "file is {} bytes, over corpus.max_file_bytes = {}; skipped (raise the cap to include it)",
+                meta.len(),
+                opts.max_file_bytes
+            ),
+        );
+        return None;
+    }
+    let bytes = match std::fs::read(&c.path) {
+        Ok(b) => b,
+        Err(e) => {
+            d.warn(&c.display, None, format!("unreadable ({e}); skipped"));
+            return None;
+        }
+    };
+    if bytes[..bytes.len().min(8192)].contains(&0) {
+        d.warn(
+            &c.display,
+            None,
+            "binary file (contains NUL bytes); skipped",
+        );
+        return None;
+    }
+    let hash = blake3::hash(&bytes).to_hex()[..32].to_string();
+    let text = decode(bytes, &c.display, d);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let records = formats::parse(format, text, &c.display, d);
+    Some(FileResult {
+        display: c.display.clone(),
+        rel: c.rel.clone(),
+        hash,
+        records,
+    })
+}
+
+fn decode(bytes: Vec<u8>, file: &str, d: &mut Diagnostics) -> String {
+    match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            d.warn(
+                file,
+                None,
+                format!(
+                    "not valid UTF-8 (first bad byte at offset {at}); decoded lossily with U+FFFD"
+                ),
+            );
+            String::from_utf8_lossy(e.as_bytes()).into_owned()
+        }
+    }
+}
+
+/// Where a record comes from.
+struct Location<'a> {
+    file: &'a str,
+    rel: &'a str,
+    multi: bool,
+}
+
+/// Assigns the id and appends the document; drops empty records, folds duplicate texts into the
+/// first copy (its id becomes an alias), and warns about long texts.
+fn add_document(
+    rec: RawRecord,
+    loc: &Location,
+    opts: &IngestOptions,
+    ids: &mut ids::IdAllocator,
+    seen_text: &mut HashMap<String, usize>,
+    docs: &mut Vec<Document>,
+    diags: &mut Diagnostics,
+) {
+    let (file, line) = (loc.file, rec.line);
+    let (source, id_basis) = match (loc.multi, line) {
+        (true, Some(l)) => (format!("{file}:{l}"), format!("{}:{l}", loc.rel)),
+        _ => (file.to_string(), loc.rel.to_string()),
+    };
+    if rec.text.trim().is_empty() {
+        diags.warn(file, line, "empty document; skipped");
+        return;
+    }
+    let text_hash = blake3::hash(rec.text.trim().as_bytes())
+        .to_hex()
+        .to_string();
+    let wanted = match rec.id.as_deref() {
+        Some(raw) => sanitize_id(raw).unwrap_or_else(|| {
+            diags.warn(
+                file,
+                line,
+                format!("id {raw:?} has no usable characters; using a path hash"),
+            );
+            path_id(&id_basis)
+        }),
+        None => path_id(&id_basis),
+    };
+    if let Some(&first) = seen_text.get(&text_hash) {
+        let kept = &mut docs[first];
+        diags.warn(
+            file,
+            line,
+            format!(
+                "same text as document `{}`; folded into it (alias `{wanted}`)",
+                kept.id
+            ),
+        );
+        if wanted != kept.id && !kept.aliases.contains(&wanted) {
+            kept.aliases.push(wanted);
+        }
+        return;
+    }
+    let (id, changed) = ids.allocate(&wanted);
+    if changed {
+        diags.warn(
+            file,
+            line,
+            format!("duplicate id `{wanted}`; renamed to `{id}`"),
+        );
+    }
+    seen_text.insert(text_hash, docs.len());
+    let chars = rec.text.chars().count();
+    if chars > opts.max_doc_chars {
+        diags.warn(
+            file,
+            line,
+            format!(
+                "document is {chars} characters; only the first tree.max_doc_chars = {} are embedded (the full text is kept)",
+                opts.max_doc_chars
+            ),
+        );
+    }
+    let content_hash = content_hash(&rec);
+    docs.push(Document {
+        id,
+        source,
+        title: rec.title,
+        description: rec.description,
+        tags: rec.tags,
+        text: rec.text,
+        aliases: Vec::new(),
+        content_hash,
+    });
+}
+
+fn content_hash(rec: &RawRecord) -> String {
+    let mut h = blake3::Hasher::new();
+    for part in [rec.title.as_deref(), rec.description.as_deref()] {
+        h.update(part.unwrap_or("\u{0}").as_bytes());
+        h.update(b"\x1f");
+    }
+    for t in &rec.tags {
+        h.update(t.as_bytes());
+        h.update(b"\x1e");
+    }
+    h.update(b"\x1f");
+    h.update(rec.text.as_bytes());
+    h.finalize().to_hex()[..32].to_string()
+}

@@ -1,0 +1,205 @@
+//! Atomic output: the new tree is assembled in a temporary folder beside the output (unchanged files
+//! hard-linked, so their mtimes survive) and swapped in; an interrupted build leaves the old output.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::error::BuildError;
+
+/// The manifest's file name; its presence marks a folder as a c2s output.
+pub const LOCK_FILE: &str = "c2s.lock";
+
+/// What the writer did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct WriteStats {
+    pub written: usize,
+    pub unchanged: usize,
+    pub removed: usize,
+}
+
+fn sibling(out: &Path, tag: &str) -> PathBuf {
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    out.with_file_name(format!(".{name}.c2s-{tag}"))
+}
+
+/// Restores an output left half-swapped by a killed build, and removes stale temporary folders.
+pub fn recover(out: &Path) -> Result<(), BuildError> {
+    let old = sibling(out, "old");
+    if old.exists() {
+        if out.exists() {
+            fs::remove_dir_all(&old).map_err(|e| BuildError::io("cannot remove", &old, e))?;
+        } else {
+            fs::rename(&old, out).map_err(|e| BuildError::io("cannot restore", &old, e))?;
+        }
+    }
+    let tmp = sibling(out, "tmp");
+    if tmp.exists() {
+        fs::remove_dir_all(&tmp).map_err(|e| BuildError::io("cannot remove", &tmp, e))?;
+    }
+    Ok(())
+}
+
+/// Refuses to replace a non-empty folder that is not a c2s output.
+pub fn check_replaceable(out: &Path) -> Result<(), BuildError> {
+    if !out.exists() {
+        return Ok(());
+    }
+    if !out.is_dir() {
+        return Err(BuildError::ForeignOutput {
+            path: out.to_path_buf(),
+        });
+    }
+    let empty = fs::read_dir(out)
+        .map_err(|e| BuildError::io("cannot read", out, e))?
+        .next()
+        .is_none();
+    if empty || out.join(LOCK_FILE).is_file() {
+        Ok(())
+    } else {
+        Err(BuildError::ForeignOutput {
+            path: out.to_path_buf(),
+        })
+    }
+}
+
+/// Lists every file below `dir` as relative `/`-separated paths.
+pub fn list_files(dir: &Path) -> Result<Vec<String>, BuildError> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).map_err(|e| BuildError::io("cannot read", &d, e))? {
+            let entry = entry.map_err(|e| BuildError::io("cannot read", &d, e))?;
+            let p = entry.path();
+            if entry
+                .file_type()
+                .map_err(|e| BuildError::io("cannot read", &p, e))?
+                .is_dir()
+            {
+                stack.push(p);
+            } else {
+                let rel = p
+                    .strip_prefix(dir)
+                    .unwrap_or(&p)
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                out.push(rel);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Writes `files` as the complete content of `out`, atomically. Does nothing when it is already identical.
+pub fn write_output(
+    out: &Path,
+    files: &BTreeMap<String, Vec<u8>>,
+) -> Result<WriteStats, BuildError> {
+    recover(out)?;
+    check_replaceable(out)?;
+    let existing = if out.is_dir() {
+        list_files(out)?
+    } else {
+        Vec::new()
+    };
+    let same = |rel: &str, bytes: &[u8]| fs::read(out.join(rel)).is_ok_and(|b| b == bytes);
+    let mut stats = WriteStats::default();
+    let unchanged: Vec<bool> = files.iter().map(|(rel, bytes)| same(rel, bytes)).collect();
+    stats.unchanged = unchanged.iter().filter(|&&u| u).count();
+    stats.written = files.len() - stats.unchanged;
+    stats.removed = existing.iter().filter(|e| !files.contains_key(*e)).count();
+    if stats.written == 0 && stats.removed == 0 {
+        return Ok(stats);
+    }
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent).map_err(|e| BuildError::io("cannot create", parent, e))?;
+    }
+    let tmp = sibling(out, "tmp");
+    for ((rel, bytes), keep) in files.iter().zip(unchanged) {
+        let dest = tmp.join(rel);
+        if let Some(p) = dest.parent() {
+            fs::create_dir_all(p).map_err(|e| BuildError::io("cannot create", p, e))?;
+        }
+        let linked = keep && fs::hard_link(out.join(rel), &dest).is_ok();
+        if !linked {
+            fs::write(&dest, bytes).map_err(|e| BuildError::io("cannot write", &dest, e))?;
+        }
+    }
+    swap(out, &tmp)?;
+    Ok(stats)
+}
+
+/// Moves the old output aside, the new one in, then deletes the old one.
+fn swap(out: &Path, tmp: &Path) -> Result<(), BuildError> {
+    let old = sibling(out, "old");
+    if out.exists() {
+        fs::rename(out, &old).map_err(|e| BuildError::io("cannot move aside", out, e))?;
+    }
+    fs::rename(tmp, out).map_err(|e| BuildError::io("cannot move into place", out, e))?;
+    if old.exists() {
+        fs::remove_dir_all(&old).map_err(|e| BuildError::io("cannot remove", &old, e))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_then_noop_then_updates() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let mut files = BTreeMap::new();
+        files.insert("a/x.md".to_string(), b"one".to_vec());
+        files.insert(LOCK_FILE.to_string(), b"{}".to_vec());
+        assert_eq!(write_output(&out, &files).unwrap().written, 2);
+        let mtime = fs::metadata(out.join("a/x.md"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        assert_eq!(
+            write_output(&out, &files).unwrap(),
+            WriteStats {
+                written: 0,
+                unchanged: 2,
+                removed: 0
+            }
+        );
+        files.insert("b.md".to_string(), b"two".to_vec());
+        let s = write_output(&out, &files).unwrap();
+        assert_eq!((s.written, s.unchanged), (1, 2));
+        assert_eq!(
+            fs::metadata(out.join("a/x.md"))
+                .unwrap()
+                .modified()
+                .unwrap(),
+            mtime
+        );
+        assert_eq!(list_files(&out).unwrap(), vec!["a/x.md", "b.md", LOCK_FILE]);
+    }
+
+    #[test]
+    fn refuses_foreign_folders_and_recovers() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("src");
+        fs::create_dir_all(&out).unwrap();
+        fs::write(out.join("main.rs"), "fn main(){}").unwrap();
+        let files = BTreeMap::from([(LOCK_FILE.to_string(), b"{}".to_vec())]);
+        assert!(matches!(
+            write_output(&out, &files),
+            Err(BuildError::ForeignOutput { .. })
+        ));
+        assert!(out.join("main.rs").exists());
+        // A build killed mid-swap left only the old folder aside.
+        let out2 = dir.path().join("o2");
+        write_output(&out2, &files).unwrap();
+        fs::rename(&out2, sibling(&out2, "old")).unwrap();
+        recover(&out2).unwrap();
+        assert!(out2.join(LOCK_FILE).exists());
+    }
+}

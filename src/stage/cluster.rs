@@ -1,0 +1,158 @@
+//! One level of the hierarchy: K-Means, merging of small clusters, and soft assignment (`@see` stubs).
+
+use crate::kmeans::simd::dot;
+use crate::kmeans::{KmeansBackend, KmeansParams, Matrix};
+
+/// The clusters of one level.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LevelClusters {
+    /// Members of each cluster (indices into the level's inputs), most central first.
+    pub groups: Vec<Vec<usize>>,
+    /// Per cluster: members of other clusters that nearly belong here, smallest gap first.
+    pub stubs: Vec<Vec<usize>>,
+}
+
+/// The knobs of one clustering level.
+#[derive(Debug, Clone)]
+pub struct LevelParams {
+    pub k: usize,
+    pub min_cluster_size: usize,
+    pub tau: f32,
+    pub max_stubs: usize,
+    pub kmeans: KmeansParams,
+}
+
+/// Number of clusters for a level of `n` nodes: `max(K, ceil(n/p))`, or `ceil(n/p)` when n <= K.
+pub fn clusters_for(n: usize, p: usize, k_top: usize) -> usize {
+    let by_p = n.div_ceil(p);
+    if n <= k_top {
+        by_p.max(1)
+    } else {
+        k_top.max(by_p).min(n)
+    }
+}
+
+/// The merge threshold: `min_cluster_size`, but never above the level's average cluster size, so a
+/// level of few nodes (n just above K) is not collapsed into one cluster.
+pub fn effective_min_size(min_cluster_size: usize, n: usize, k: usize) -> usize {
+    min_cluster_size.min((n / k.max(1)).max(1))
+}
+
+/// Clusters one level and applies the small-cluster merge and soft assignment.
+pub fn cluster_level(
+    data: &Matrix,
+    params: &LevelParams,
+    backend: &dyn KmeansBackend,
+) -> LevelClusters {
+    let n = data.rows;
+    let kp = KmeansParams {
+        k: params.k.clamp(1, n.max(1)),
+        ..params.kmeans.clone()
+    };
+    let r = backend.run(data, &kp);
+    let k = r.centroids.rows;
+    let mut sizes = vec![0usize; k];
+    for &a in &r.assign {
+        sizes[a as usize] += 1;
+    }
+    // Clusters below the minimum dissolve into the nearest surviving centroid.
+    let min_size = effective_min_size(params.min_cluster_size, n, k);
+    let mut alive: Vec<bool> = sizes.iter().map(|&s| s >= min_size).collect();
+    if !alive.iter().any(|&a| a) {
+        let biggest = (0..k)
+            .max_by_key(|&j| (sizes[j], std::cmp::Reverse(j)))
+            .unwrap_or(0);
+        alive[biggest] = true;
+    }
+    let survivors: Vec<usize> = (0..k).filter(|&j| alive[j]).collect();
+    let mut assign: Vec<usize> = Vec::with_capacity(n);
+    let mut top1: Vec<f32> = Vec::with_capacity(n);
+    let mut second: Vec<Option<(usize, f32)>> = Vec::with_capacity(n);
+    for i in 0..n {
+        let a = r.assign[i] as usize;
+        let sec = r.second[i].map(|(j, c)| (j as usize, c));
+        if alive[a] && sec.is_none_or(|(j, _)| alive[j]) {
+            assign.push(a);
+            top1.push(r.top1[i]);
+            second.push(sec);
+        } else {
+            let (best, c1, sec) = best_two(data.row(i), &r.centroids, &survivors);
+            assign.push(best);
+            top1.push(c1);
+            second.push(sec);
+        }
+    }
+    let index_of: Vec<Option<usize>> = {
+        let mut v = vec![None; k];
+        for (pos, &j) in survivors.iter().enumerate() {
+            v[j] = Some(pos);
+        }
+        v
+    };
+    let mut groups: Vec<Vec<(f32, usize)>> = vec![Vec::new(); survivors.len()];
+    let mut stubs: Vec<Vec<(f32, usize)>> = vec![Vec::new(); survivors.len()];
+    for i in 0..n {
+        let g = index_of[assign[i]].expect("assigned to a survivor");
+        groups[g].push((top1[i], i));
+        if let Some((j, c2)) = second[i] {
+            let gap = top1[i] - c2;
+            if let Some(h) = index_of[j].filter(|_| gap < params.tau && j != assign[i]) {
+                stubs[h].push((gap, i));
+            }
+        }
+    }
+    let order = |v: &mut Vec<(f32, usize)>, desc: bool| {
+        v.sort_by(|a, b| {
+            let c = if desc {
+                b.0.total_cmp(&a.0)
+            } else {
+                a.0.total_cmp(&b.0)
+            };
+            c.then(a.1.cmp(&b.1))
+        });
+    };
+    let groups = groups
+        .into_iter()
+        .map(|mut g| {
+            order(&mut g, true);
+            g.into_iter().map(|x| x.1).collect()
+        })
+        .collect();
+    let stubs = stubs
+        .into_iter()
+        .map(|mut s| {
+            order(&mut s, false);
+            s.into_iter().take(params.max_stubs).map(|x| x.1).collect()
+        })
+        .collect();
+    LevelClusters { groups, stubs }
+}
+
+/// Best and runner-up among the surviving centroids.
+fn best_two(
+    x: &[f32],
+    centroids: &Matrix,
+    survivors: &[usize],
+) -> (usize, f32, Option<(usize, f32)>) {
+    let mut scored: Vec<(f32, usize)> = survivors
+        .iter()
+        .map(|&j| (dot(x, centroids.row(j)), j))
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let (c1, best) = scored[0];
+    (best, c1, scored.get(1).map(|&(c, j)| (j, c)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cluster_counts() {
+        assert_eq!(clusters_for(50_000, 10, 10), 5000);
+        assert_eq!(clusters_for(50, 10, 10), 10);
+        assert_eq!(clusters_for(12, 10, 10), 10);
+        assert_eq!(clusters_for(5, 10, 10), 1);
+        assert_eq!(clusters_for(30, 10, 10), 10);
+    }
+}

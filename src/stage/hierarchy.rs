@@ -1,0 +1,212 @@
+//! The level loop: cluster, summarize, label, repartition and re-embed, bottom-up, until at most K nodes remain.
+
+use crate::config::Config;
+use crate::embed::Embedder;
+use crate::error::BuildError;
+use crate::ingest::Document;
+use crate::kmeans::simd::dot;
+use crate::kmeans::{KmeansBackend, KmeansParams, Matrix, normalize};
+use crate::llm::{Card, Llm};
+use crate::stage::cluster::{LevelClusters, LevelParams, cluster_level, clusters_for};
+use crate::stage::embed::embed_texts;
+use crate::stage::repartition::plan_merges;
+use crate::stage::summarize::{reembed_text, summarize_nodes};
+use crate::tree::{Node, Tree};
+
+/// At most this many `@see` stubs per leaf group, so navigation files stay small.
+pub const MAX_STUBS: usize = 5;
+/// Verify-and-repartition runs on these levels (DESIGN.md §1).
+pub const REPARTITION_LEVELS: usize = 2;
+
+/// What the hierarchy computed.
+#[derive(Debug, Default, Clone)]
+pub struct HierarchyStats {
+    pub clusterings: usize,
+    pub llm_calls: usize,
+    pub merges: usize,
+    pub reembeds: usize,
+}
+
+/// Everything the level loop reads.
+pub struct HierarchyInput<'a> {
+    pub docs: &'a [Document],
+    pub cards: &'a [Card],
+    pub doc_vectors: &'a Matrix,
+    pub config: &'a Config,
+    pub llm: &'a dyn Llm,
+    pub embedder: &'a dyn Embedder,
+    pub kmeans: &'a dyn KmeansBackend,
+}
+
+/// Builds the whole tree from document vectors.
+pub fn build_tree(
+    input: &HierarchyInput,
+    mut on_level: impl FnMut(usize, usize),
+) -> Result<(Tree, HierarchyStats), BuildError> {
+    let t = &input.config.tree;
+    let mut tree = Tree::default();
+    let mut stats = HierarchyStats::default();
+    let mut current = input.doc_vectors.clone();
+    let mut below: Vec<usize> = Vec::new();
+    let mut level = 1;
+    loop {
+        let params = LevelParams {
+            k: clusters_for(current.rows, t.p, t.k),
+            min_cluster_size: t.min_cluster_size,
+            tau: t.tau,
+            max_stubs: if level == 1 { MAX_STUBS } else { 0 },
+            kmeans: KmeansParams {
+                k: 0,
+                max_iter: input.config.kmeans.max_iter,
+                n_init: input.config.kmeans.n_init,
+                tol: input.config.kmeans.tol,
+                seed: t.seed.wrapping_add(level as u64),
+                tau: t.tau,
+            },
+        };
+        let mut lc = cluster_level(&current, &params, input.kmeans);
+        stats.clusterings += 1;
+        let mut nodes = add_level(&mut tree, &lc, level, &below);
+        stats.llm_calls += summarize_nodes(&mut tree, &nodes, input.docs, input.cards, input.llm)?;
+        if level <= REPARTITION_LEVELS {
+            let merged = repartition(
+                &mut tree,
+                &mut lc,
+                &current,
+                &mut nodes,
+                level,
+                &below,
+                2 * t.p,
+            );
+            stats.merges += merged.len();
+            stats.llm_calls +=
+                summarize_nodes(&mut tree, &merged, input.docs, input.cards, input.llm)?;
+        }
+        let texts: Vec<String> = nodes
+            .iter()
+            .map(|&i| reembed_text(&tree, i, input.cards))
+            .collect();
+        current = embed_texts(&texts, input.embedder)?;
+        stats.reembeds += texts.len();
+        for (row, &i) in nodes.iter().enumerate() {
+            tree.nodes[i].vector = current.row(row).to_vec();
+        }
+        on_level(level, nodes.len());
+        below = nodes;
+        if below.len() <= t.k || level >= 64 {
+            break;
+        }
+        level += 1;
+    }
+    tree.roots = below;
+    tree.levels = level;
+    Ok((tree, stats))
+}
+
+/// Appends one node per cluster of a level; returns their indices.
+fn add_level(tree: &mut Tree, lc: &LevelClusters, level: usize, below: &[usize]) -> Vec<usize> {
+    let mut out = Vec::with_capacity(lc.groups.len());
+    for (g, members) in lc.groups.iter().enumerate() {
+        let idx = tree.nodes.len();
+        let mut node = Node {
+            level,
+            ..Node::default()
+        };
+        if level == 1 {
+            node.docs = members.clone();
+            node.see_also = lc.stubs[g].clone();
+            node.num_documents = members.len();
+        } else {
+            node.children = members.iter().map(|&m| below[m]).collect();
+            node.num_documents = node
+                .children
+                .iter()
+                .map(|&c| tree.nodes[c].num_documents)
+                .sum();
+            for &c in &node.children {
+                tree.nodes[c].parent = Some(idx);
+            }
+        }
+        tree.nodes.push(node);
+        out.push(idx);
+    }
+    out
+}
+
+/// Merges same-label clusters that are close and small enough together. Returns the merged nodes,
+/// which need new summaries; absorbed nodes are removed from the level.
+fn repartition(
+    tree: &mut Tree,
+    lc: &mut LevelClusters,
+    inputs: &Matrix,
+    nodes: &mut Vec<usize>,
+    level: usize,
+    below: &[usize],
+    max_size: usize,
+) -> Vec<usize> {
+    let labels: Vec<String> = nodes.iter().map(|&i| tree.nodes[i].label.clone()).collect();
+    let centroids: Vec<Vec<f32>> = lc.groups.iter().map(|g| centroid(inputs, g)).collect();
+    let sizes: Vec<usize> = lc.groups.iter().map(Vec::len).collect();
+    let merges = plan_merges(&labels, &centroids, &sizes, max_size);
+    if merges.is_empty() {
+        return Vec::new();
+    }
+    let mut absorbed = vec![false; nodes.len()];
+    for &(keep, gone) in &merges {
+        let mut members = lc.groups[keep].clone();
+        members.extend(lc.groups[gone].iter().copied());
+        let c = centroid(inputs, &members);
+        let mut scored: Vec<(f32, usize)> = members
+            .iter()
+            .map(|&m| (dot(&c, inputs.row(m)), m))
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        lc.groups[keep] = scored.into_iter().map(|x| x.1).collect();
+        let mut stubs = lc.stubs[keep].clone();
+        stubs.extend(lc.stubs[gone].iter().copied());
+        stubs.retain(|s| !lc.groups[keep].contains(s));
+        stubs.dedup();
+        lc.stubs[keep] = stubs;
+        absorbed[gone] = true;
+    }
+    // Rebuild this level's nodes: unchanged clusters keep their summaries.
+    let old: Vec<Node> = nodes.iter().map(|&i| tree.nodes[i].clone()).collect();
+    let first = nodes[0];
+    tree.nodes.truncate(first);
+    let kept = LevelClusters {
+        groups: (0..old.len())
+            .filter(|&g| !absorbed[g])
+            .map(|g| lc.groups[g].clone())
+            .collect(),
+        stubs: (0..old.len())
+            .filter(|&g| !absorbed[g])
+            .map(|g| lc.stubs[g].clone())
+            .collect(),
+    };
+    let merged_groups: Vec<usize> = merges.iter().map(|m| m.0).collect();
+    let old_kept: Vec<usize> = (0..old.len()).filter(|&g| !absorbed[g]).collect();
+    *lc = kept;
+    *nodes = add_level(tree, lc, level, below);
+    let mut merged = Vec::new();
+    for (pos, &g) in old_kept.iter().enumerate() {
+        let i = nodes[pos];
+        if merged_groups.contains(&g) {
+            merged.push(i);
+        } else {
+            let n = &mut tree.nodes[i];
+            n.summary = old[g].summary.clone();
+            n.label = old[g].label.clone();
+            n.tags = old[g].tags.clone();
+        }
+    }
+    merged
+}
+
+fn centroid(m: &Matrix, members: &[usize]) -> Vec<f32> {
+    let mut c = vec![0.0f32; m.dims];
+    for &i in members {
+        c.iter_mut().zip(m.row(i)).for_each(|(a, x)| *a += x);
+    }
+    normalize(&mut c);
+    c
+}

@@ -1,0 +1,115 @@
+//! Label stage, final step: sibling folders get distinct slugs and stable `NN` numbering.
+
+use std::collections::HashSet;
+
+use crate::text::is_stopword;
+use crate::tree::{Tree, slugify};
+
+/// Orders siblings and gives each a unique slug: a collision takes a distinguishing word from the
+/// node's entities or summary, then a numeric suffix. Returns `(node, slug)` in folder order.
+pub fn sibling_slugs(tree: &Tree, siblings: &[usize]) -> Vec<(usize, String)> {
+    let mut order: Vec<(String, usize)> = siblings
+        .iter()
+        .map(|&s| (slugify(&tree.nodes[s].label), s))
+        .collect();
+    order.sort_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then(first_doc(tree, a.1).cmp(&first_doc(tree, b.1)))
+    });
+    let mut counts = std::collections::HashMap::new();
+    for (s, _) in &order {
+        *counts.entry(s.clone()).or_insert(0usize) += 1;
+    }
+    let mut taken: HashSet<String> = order
+        .iter()
+        .filter(|(s, _)| counts[s] == 1)
+        .map(|(s, _)| s.clone())
+        .collect();
+    let mut out = Vec::with_capacity(order.len());
+    for (slug, node) in order {
+        if counts[&slug] == 1 {
+            out.push((node, slug));
+            continue;
+        }
+        let unique = distinguishing_words(tree, node, &slug)
+            .into_iter()
+            .map(|w| slugify(&format!("{slug} {w}")))
+            .chain((2..).map(|i| format!("{slug}-{i}")))
+            .find(|cand| !taken.contains(cand))
+            .expect("an unbounded candidate list");
+        taken.insert(unique.clone());
+        out.push((node, unique));
+    }
+    out.sort_by(|a, b| a.1.cmp(&b.1));
+    out
+}
+
+fn first_doc(tree: &Tree, node: usize) -> usize {
+    tree.descendant_docs(node)
+        .into_iter()
+        .min()
+        .unwrap_or(usize::MAX)
+}
+
+/// Drops words that most siblings' labels share (a product name, say), so labels tell siblings
+/// apart. A label never loses its last word. Runs on sibling sets of three or more.
+pub fn strip_common_words(tree: &mut Tree, siblings: &[usize]) {
+    if siblings.len() < 3 {
+        return;
+    }
+    let mut freq: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for &s in siblings {
+        let words: HashSet<&str> = tree.nodes[s].label.split_whitespace().collect();
+        for w in words {
+            *freq.entry(w.to_string()).or_insert(0) += 1;
+        }
+    }
+    let common: HashSet<&String> = freq
+        .iter()
+        .filter(|(_, n)| **n * 2 > siblings.len())
+        .map(|(w, _)| w)
+        .collect();
+    if common.is_empty() {
+        return;
+    }
+    for &s in siblings {
+        let kept: Vec<&str> = tree.nodes[s]
+            .label
+            .split_whitespace()
+            .filter(|w| !common.contains(&w.to_string()))
+            .collect();
+        if !kept.is_empty() {
+            tree.nodes[s].label = kept.join(" ");
+        }
+    }
+}
+
+/// Words that summaries use for their form, not their topic.
+const BOILERPLATE: &[&str] = &[
+    "covers",
+    "documents",
+    "topics",
+    "such",
+    "typical",
+    "questions",
+    "answers",
+];
+
+/// Words of the node's entities and summary that are not already in its slug.
+fn distinguishing_words(tree: &Tree, node: usize, slug: &str) -> Vec<String> {
+    let n = &tree.nodes[node];
+    let have: HashSet<&str> = slug.split('-').collect();
+    let mut seen = HashSet::new();
+    n.tags
+        .entities
+        .iter()
+        .map(String::as_str)
+        .chain(std::iter::once(n.summary.as_str()))
+        .flat_map(|t| t.split(|c: char| !c.is_alphanumeric()))
+        .map(str::to_lowercase)
+        .filter(|w| w.len() >= 3 && !is_stopword(w) && !have.contains(w.as_str()) && w.is_ascii())
+        .filter(|w| !BOILERPLATE.contains(&w.as_str()))
+        .filter(|w| seen.insert(w.clone()))
+        .take(4)
+        .collect()
+}

@@ -1,0 +1,11 @@
+//! The compile stages, in data-flow order: card, embed, cluster, summarize, label, repartition, enrich, render.
+
+pub mod card;
+pub mod cluster;
+pub mod embed;
+pub mod enrich;
+pub mod hierarchy;
+pub mod label;
+pub mod render;
+pub mod repartition;
+pub mod summarize;

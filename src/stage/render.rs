@@ -1,0 +1,205 @@
+//! Render stage: folder names and paths, SKILL.md / INDEX.md navigation files, `documents.json`,
+//! `entity_index.json` (the manifest is added by the build).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::ingest::Document;
+use crate::llm::Card;
+use crate::stage::enrich::EntityEntry;
+use crate::stage::label::{sibling_slugs, strip_common_words};
+use crate::text::{clip_chars, clip_words};
+use crate::tree::Tree;
+
+/// Top-level descriptions are capped to the Agent Skills limit.
+pub const MAX_DESCRIPTION: usize = 1024;
+
+/// Names every node's folder (`skill-NN-slug` at the top, `group-NN-slug` below) and sets its path.
+pub fn assign_paths(tree: &mut Tree) {
+    let roots = tree.roots.clone();
+    strip_common_words(tree, &roots);
+    let named = sibling_slugs(tree, &roots);
+    tree.roots = named.iter().map(|x| x.0).collect();
+    let width = digits(named.len());
+    let mut stack: Vec<(usize, String)> = Vec::new();
+    for (pos, (node, slug)) in named.into_iter().enumerate() {
+        let folder = format!("skill-{pos:0width$}-{slug}");
+        stack.push((node, format!("skills/{folder}")));
+        tree.nodes[node].folder = folder;
+    }
+    while let Some((node, path)) = stack.pop() {
+        tree.nodes[node].path = path.clone();
+        let kids = tree.nodes[node].children.clone();
+        if kids.is_empty() {
+            continue;
+        }
+        strip_common_words(tree, &kids);
+        let named = sibling_slugs(tree, &kids);
+        let width = digits(named.len());
+        tree.nodes[node].children = named.iter().map(|x| x.0).collect();
+        for (pos, (child, slug)) in named.into_iter().enumerate() {
+            let folder = format!("group-{pos:0width$}-{slug}");
+            stack.push((child, format!("{path}/{folder}")));
+            tree.nodes[child].folder = folder;
+        }
+    }
+}
+
+fn digits(n: usize) -> usize {
+    n.saturating_sub(1).to_string().len().max(2)
+}
+
+/// A YAML double-quoted scalar (JSON string syntax is valid YAML).
+fn yaml_str(s: &str) -> String {
+    serde_json::to_string(s).expect("strings serialize")
+}
+
+/// Renders the navigation file of one node.
+pub fn nav_file(tree: &Tree, node: usize, docs: &[Document], cards: &[Card]) -> String {
+    let n = &tree.nodes[node];
+    let mut s = String::with_capacity(2048);
+    let description = if n.summary.trim().is_empty() {
+        n.label.clone()
+    } else {
+        n.summary.clone()
+    };
+    let description = clip_chars(&description, MAX_DESCRIPTION);
+    s.push_str("---\n");
+    let _ = writeln!(s, "name: {}", n.folder);
+    let _ = writeln!(s, "description: {}", yaml_str(description));
+    let _ = writeln!(s, "level: {}", n.level);
+    let _ = writeln!(s, "num_documents: {}", n.num_documents);
+    s.push_str("metadata:\n");
+    let _ = writeln!(s, "  label: {}", yaml_str(&n.label));
+    let _ = writeln!(s, "  entities: {}", yaml_str(&n.tags.entities.join(", ")));
+    let _ = writeln!(s, "  doc_types: {}", yaml_str(&n.tags.doc_types.join(", ")));
+    s.push_str("---\n");
+    let _ = writeln!(s, "# {}\n", title_case(&n.label));
+    let _ = writeln!(s, "## Overview\n{}\n", n.summary);
+    s.push_str("## Related skills\n");
+    if n.related.is_empty() {
+        s.push_str("- (none)\n");
+    }
+    for &r in &n.related {
+        let rn = &tree.nodes[r];
+        let _ = writeln!(
+            s,
+            "- [{}](../{}) — {}",
+            rn.folder,
+            nav_name(tree, r, &rn.folder),
+            rn.label
+        );
+    }
+    s.push_str("\n## Example documents\n");
+    let examples: Vec<usize> = if n.level == 1 {
+        n.docs.iter().take(3).copied().collect()
+    } else {
+        n.exemplars.clone()
+    };
+    for d in examples {
+        let _ = writeln!(s, "- `{}` — {}", docs[d].id, cards[d].title);
+    }
+    s.push_str("\n## Contents\n");
+    if n.level == 1 {
+        let mut rows: Vec<usize> = n.docs.clone();
+        rows.sort_by(|a, b| docs[*a].id.cmp(&docs[*b].id));
+        for d in rows {
+            let c = &cards[d];
+            let _ = writeln!(
+                s,
+                "- `{}` — {} — {} — [{}]",
+                docs[d].id,
+                c.title,
+                c.one_line,
+                c.phrases.join("; ")
+            );
+        }
+        for &d in &n.see_also {
+            let _ = writeln!(s, "- @see `{}` — {}", docs[d].id, cards[d].title);
+        }
+    } else {
+        for &c in &n.children {
+            let k = &tree.nodes[c];
+            let _ = writeln!(
+                s,
+                "- [{}]({}) — {} documents — {}",
+                k.folder,
+                nav_name(tree, c, &k.folder),
+                k.num_documents,
+                clip_words(first_sentence(&k.summary), 20)
+            );
+        }
+    }
+    s
+}
+
+fn nav_name(tree: &Tree, node: usize, folder: &str) -> String {
+    let file = if tree.nodes[node].parent.is_none() {
+        "SKILL.md"
+    } else {
+        "INDEX.md"
+    };
+    format!("{folder}/{file}")
+}
+
+fn first_sentence(s: &str) -> &str {
+    match s.find(". ") {
+        Some(i) => &s[..=i],
+        None => s,
+    }
+}
+
+fn title_case(label: &str) -> String {
+    let mut c = label.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+#[derive(Serialize)]
+struct DocEntry<'a> {
+    title: &'a str,
+    source: &'a str,
+    text: &'a str,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    aliases: &'a [String],
+}
+
+/// `documents.json`: `{id: {title, source, text, aliases?}}`, sorted by id.
+pub fn documents_json(docs: &[Document], cards: &[Card]) -> String {
+    let map: BTreeMap<&str, DocEntry> = docs
+        .iter()
+        .zip(cards)
+        .map(|(d, c)| {
+            (
+                d.id.as_str(),
+                DocEntry {
+                    title: &c.title,
+                    source: &d.source,
+                    text: &d.text,
+                    aliases: &d.aliases,
+                },
+            )
+        })
+        .collect();
+    serde_json::to_string_pretty(&map).expect("documents serialize") + "\n"
+}
+
+/// `entity_index.json`.
+pub fn entity_index_json(index: &BTreeMap<String, EntityEntry>) -> String {
+    serde_json::to_string_pretty(index).expect("index serializes") + "\n"
+}
+
+/// All navigation files: relative path → contents.
+pub fn nav_files(tree: &Tree, docs: &[Document], cards: &[Card]) -> BTreeMap<String, String> {
+    use rayon::prelude::*;
+    (0..tree.nodes.len())
+        .into_par_iter()
+        .map(|i| (tree.nav_file(i), nav_file(tree, i, docs, cards)))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .collect()
+}

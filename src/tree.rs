@@ -1,0 +1,133 @@
+//! The skill tree: cluster nodes over documents, from leaf groups (level 1) up to top-level skills.
+
+use crate::llm::Tags;
+
+/// One cluster node.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Node {
+    /// 1 for clusters of documents, 2 for clusters of level-1 nodes, and so on.
+    pub level: usize,
+    /// Child nodes (level > 1), as indices into `Tree::nodes`.
+    pub children: Vec<usize>,
+    /// Member documents (level 1), as indices into the document list.
+    pub docs: Vec<usize>,
+    /// Documents that live elsewhere but nearly belong here (`@see` stubs), level 1 only.
+    pub see_also: Vec<usize>,
+    /// Documents nearest each member, best first (level 1), used for summaries.
+    pub central_docs: Vec<usize>,
+    pub summary: String,
+    pub label: String,
+    pub tags: Tags,
+    /// Exemplar documents (non-leaf nodes).
+    pub exemplars: Vec<usize>,
+    /// Related nodes by entity overlap.
+    pub related: Vec<usize>,
+    /// The node's embedding (summary + member excerpts), input of the next level.
+    pub vector: Vec<f32>,
+    pub num_documents: usize,
+    /// Folder name, e.g. `skill-03-smart-remote` or `group-01-pairing`.
+    pub folder: String,
+    /// Path of the node's folder relative to the output root, e.g. `skills/skill-03-x/group-01-y`.
+    pub path: String,
+    pub parent: Option<usize>,
+}
+
+/// The whole forest.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Tree {
+    pub nodes: Vec<Node>,
+    /// Top-level skills, in folder order.
+    pub roots: Vec<usize>,
+    /// Number of cluster levels.
+    pub levels: usize,
+}
+
+impl Tree {
+    /// Every document index below a node, in tree order.
+    pub fn descendant_docs(&self, node: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            let nd = &self.nodes[n];
+            out.extend(&nd.docs);
+            stack.extend(nd.children.iter().rev());
+        }
+        out
+    }
+
+    /// The navigation file of a node: SKILL.md for top-level skills, INDEX.md below.
+    pub fn nav_file(&self, node: usize) -> String {
+        let name = if self.nodes[node].parent.is_none() {
+            "SKILL.md"
+        } else {
+            "INDEX.md"
+        };
+        format!("{}/{}", self.nodes[node].path, name)
+    }
+
+    /// The leaf (level-1) node each document lives in.
+    pub fn home_leaf(&self, num_docs: usize) -> Vec<Option<usize>> {
+        let mut home = vec![None; num_docs];
+        for (i, n) in self.nodes.iter().enumerate() {
+            for &d in &n.docs {
+                home[d] = Some(i);
+            }
+        }
+        home
+    }
+}
+
+/// Turns a label into a folder-safe slug: `[a-z0-9-]`, no leading, trailing or double hyphen, at most 40 chars.
+pub fn slugify(label: &str) -> String {
+    let mut s = String::new();
+    for c in label.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphanumeric() {
+            s.push(c);
+        } else if !s.ends_with('-') && !s.is_empty() {
+            s.push('-');
+        }
+    }
+    let mut s = s.trim_matches('-').to_string();
+    if s.len() > 40 {
+        s.truncate(40);
+        if let Some(i) = s.rfind('-').filter(|&i| i > 10) {
+            s.truncate(i);
+        }
+        s = s.trim_matches('-').to_string();
+    }
+    if s.is_empty() { "group".to_string() } else { s }
+}
+
+/// Whether a name is a valid Agent Skill name: 1–64 of `[a-z0-9-]`, no leading/trailing/double hyphen.
+pub fn is_valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+        && !name.contains("--")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_safe() {
+        for l in [
+            "../../etc",
+            "Smart Remote!",
+            "---",
+            "",
+            "ÜBER große Straße",
+            &"x".repeat(100),
+            "a--b",
+        ] {
+            let s = slugify(l);
+            assert!(is_valid_name(&s), "{l:?} -> {s:?}");
+            assert!(!s.contains('/') && !s.contains('.'));
+        }
+        assert_eq!(slugify("Smart Remote!"), "smart-remote");
+    }
+}
