@@ -48,8 +48,18 @@ pub struct BuildReport {
     pub seconds: f64,
     pub kmeans_device: String,
     pub stages: BTreeMap<&'static str, StageCount>,
+    /// Wall seconds per step.
+    pub timings: BTreeMap<&'static str, f64>,
     pub files: WriteStats,
     pub warning_list: Vec<Warning>,
+}
+
+/// Results computed fresh (no memo yet, so nothing is reused).
+fn computed(n: usize) -> StageCount {
+    StageCount {
+        computed: n,
+        reused: 0,
+    }
 }
 
 fn backends(loaded: &Loaded) -> (Box<dyn Llm>, Box<dyn Embedder>, Box<dyn KmeansBackend>) {
@@ -101,7 +111,14 @@ pub fn build(opts: &BuildOptions, progress: &Progress) -> Result<BuildReport, Bu
         display_base: opts.display_base.clone(),
         skip_dirs: vec![opts.out_dir.clone()],
     };
+    let mut timings = BTreeMap::new();
+    let mut clock = Instant::now();
+    let mut lap = |name: &'static str, timings: &mut BTreeMap<&'static str, f64>| {
+        timings.insert(name, clock.elapsed().as_secs_f64());
+        clock = Instant::now();
+    };
     let corpus = ingest::ingest(&ingest_opts, &mut diags)?;
+    lap("ingest", &mut timings);
     for w in &diags.warnings {
         progress.warning(&w.to_string());
     }
@@ -121,13 +138,8 @@ pub fn build(opts: &BuildOptions, progress: &Progress) -> Result<BuildReport, Bu
     let bar = progress.bar("Carding", docs.len());
     let (cards, card_calls) = card::cards(docs, llm.as_ref(), &bar)?;
     bar.finish_and_clear();
-    stages.insert(
-        "card",
-        StageCount {
-            computed: card_calls,
-            reused: 0,
-        },
-    );
+    stages.insert("card", computed(card_calls));
+    lap("card", &mut timings);
 
     let texts: Vec<String> = docs
         .iter()
@@ -135,13 +147,8 @@ pub fn build(opts: &BuildOptions, progress: &Progress) -> Result<BuildReport, Bu
         .map(|(d, c)| embed::document_text(c, d, cfg.tree.max_doc_chars))
         .collect();
     let doc_vectors = embed::embed_texts(&texts, embedder.as_ref())?;
-    stages.insert(
-        "embed",
-        StageCount {
-            computed: docs.len(),
-            reused: 0,
-        },
-    );
+    stages.insert("embed", computed(docs.len()));
+    lap("embed", &mut timings);
     progress.status(
         "Embedded",
         &format!("{} documents ({})", docs.len(), embedder.model_id()),
@@ -159,34 +166,14 @@ pub fn build(opts: &BuildOptions, progress: &Progress) -> Result<BuildReport, Bu
     let (mut tree, hstats) = build_tree(&input, |level, n| {
         progress.status("Clustered", &format!("level {level}: {n} groups"));
     })?;
-    stages.insert(
-        "cluster",
-        StageCount {
-            computed: hstats.clusterings,
-            reused: 0,
-        },
-    );
-    stages.insert(
-        "summarize",
-        StageCount {
-            computed: hstats.llm_calls,
-            reused: 0,
-        },
-    );
-    stages.insert(
-        "reembed",
-        StageCount {
-            computed: hstats.reembeds,
-            reused: 0,
-        },
-    );
-    stages.insert(
-        "repartition",
-        StageCount {
-            computed: hstats.merges,
-            reused: 0,
-        },
-    );
+    lap("hierarchy", &mut timings);
+    timings.insert("hierarchy.cluster", hstats.cluster_secs);
+    timings.insert("hierarchy.summarize", hstats.summarize_secs);
+    timings.insert("hierarchy.reembed", hstats.reembed_secs);
+    stages.insert("cluster", computed(hstats.clusterings));
+    stages.insert("summarize", computed(hstats.llm_calls));
+    stages.insert("reembed", computed(hstats.reembeds));
+    stages.insert("repartition", computed(hstats.merges));
 
     enrich::exemplars(&mut tree, &doc_vectors, cfg.tree.exemplars);
     enrich::related(&mut tree, cfg.tree.related_skills);
@@ -204,13 +191,8 @@ pub fn build(opts: &BuildOptions, progress: &Progress) -> Result<BuildReport, Bu
         "entity_index.json".into(),
         render::entity_index_json(&index).into_bytes(),
     );
-    stages.insert(
-        "render",
-        StageCount {
-            computed: files.len(),
-            reused: 0,
-        },
-    );
+    stages.insert("render", computed(files.len()));
+    lap("enrich_render", &mut timings);
 
     let lock = Lock {
         c2s_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -235,6 +217,7 @@ pub fn build(opts: &BuildOptions, progress: &Progress) -> Result<BuildReport, Bu
     };
     files.insert(LOCK_FILE.into(), lock.to_json().into_bytes());
     let written = write_output(&opts.out_dir, &files)?;
+    lap("write", &mut timings);
 
     Ok(BuildReport {
         output: crate::ingest::display(&opts.out_dir, &opts.display_base),
@@ -247,6 +230,7 @@ pub fn build(opts: &BuildOptions, progress: &Progress) -> Result<BuildReport, Bu
         seconds: start.elapsed().as_secs_f64(),
         kmeans_device: kmeans.device(),
         stages,
+        timings,
         files: written,
         warning_list: diags.warnings,
     })

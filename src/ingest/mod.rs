@@ -295,8 +295,20 @@ fn walk_error(e: &ignore::Error, base: &Path) -> (String, String) {
         other => (
             path.map(|p| display(&p, base))
                 .unwrap_or_else(|| "<corpus>".into()),
-            format!("unreadable ({other}); skipped"),
+            format!("unreadable ({}); skipped", io_reason(other)),
         ),
+    }
+}
+
+/// The OS reason of a walk error, without the absolute path the walker puts in front of it.
+fn io_reason(e: &ignore::Error) -> String {
+    match e.io_error() {
+        Some(io) => match io.kind() {
+            std::io::ErrorKind::NotFound => "the file or its link target does not exist".into(),
+            std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+            kind => kind.to_string(),
+        },
+        None => e.to_string(),
     }
 }
 

@@ -72,11 +72,6 @@ impl Llm for Extractive {
             .collect();
         if !questions.is_empty() {
             out.push_str(&format!(" Typical questions: {}", questions.join(" ")));
-        } else if terms.len() >= 2 {
-            out.push_str(&format!(
-                " Answers questions about {} and {}.",
-                terms[0], terms[1]
-            ));
         }
         Ok(out.trim().to_string())
     }

@@ -19,6 +19,8 @@ pub struct LevelParams {
     pub min_cluster_size: usize,
     pub tau: f32,
     pub max_stubs: usize,
+    /// Target cluster size `p`; clusters above `1.5 p` are split locally.
+    pub p: usize,
     pub kmeans: KmeansParams,
 }
 
@@ -125,7 +127,69 @@ pub fn cluster_level(
             s.into_iter().take(params.max_stubs).map(|x| x.1).collect()
         })
         .collect();
-    LevelClusters { groups, stubs }
+    split_oversized(data, LevelClusters { groups, stubs }, params, backend)
+}
+
+/// Splits every cluster larger than `1.5 p` with a local K-Means into `ceil(size / p)` parts, so
+/// no navigation file grows far past `p` rows. Identical vectors fall back to chunks of `p`.
+fn split_oversized(
+    data: &Matrix,
+    lc: LevelClusters,
+    params: &LevelParams,
+    backend: &dyn KmeansBackend,
+) -> LevelClusters {
+    let max_size = params.p + params.p / 2;
+    let mut out = LevelClusters {
+        groups: Vec::new(),
+        stubs: Vec::new(),
+    };
+    let mut queue: Vec<(Vec<usize>, Vec<usize>)> =
+        lc.groups.into_iter().zip(lc.stubs).rev().collect();
+    while let Some((members, stubs)) = queue.pop() {
+        if members.len() <= max_size {
+            out.groups.push(members);
+            out.stubs.push(stubs);
+            continue;
+        }
+        let mut sub = Matrix::new(data.dims);
+        for &m in &members {
+            sub.push(data.row(m));
+        }
+        let kp = KmeansParams {
+            k: members.len().div_ceil(params.p),
+            ..params.kmeans.clone()
+        };
+        let r = backend.run(&sub, &kp);
+        let mut parts: Vec<Vec<(f32, usize)>> = vec![Vec::new(); r.centroids.rows];
+        for (pos, &m) in members.iter().enumerate() {
+            parts[r.assign[pos] as usize].push((r.top1[pos], m));
+        }
+        parts.retain(|p| !p.is_empty());
+        if parts.len() < 2 {
+            // No structure left to split on: cut into runs of p, keeping the order.
+            for (i, chunk) in members.chunks(params.p).enumerate() {
+                let s = if i == 0 { stubs.clone() } else { Vec::new() };
+                queue.push((chunk.to_vec(), s));
+            }
+            continue;
+        }
+        let mut part_stubs: Vec<Vec<usize>> = vec![Vec::new(); parts.len()];
+        for &st in &stubs {
+            let best = (0..parts.len())
+                .max_by(|&a, &b| {
+                    let ca = dot(data.row(st), data.row(parts[a][0].1));
+                    let cb = dot(data.row(st), data.row(parts[b][0].1));
+                    ca.total_cmp(&cb).then(b.cmp(&a))
+                })
+                .unwrap_or(0);
+            part_stubs[best].push(st);
+        }
+        for (mut part, st) in parts.into_iter().zip(part_stubs).rev() {
+            part.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            queue.push((part.into_iter().map(|x| x.1).collect(), st));
+        }
+    }
+    out
 }
 
 /// Best and runner-up among the surviving centroids.

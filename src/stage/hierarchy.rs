@@ -25,6 +25,10 @@ pub struct HierarchyStats {
     pub llm_calls: usize,
     pub merges: usize,
     pub reembeds: usize,
+    /// Seconds spent per step, summed over levels.
+    pub cluster_secs: f64,
+    pub summarize_secs: f64,
+    pub reembed_secs: f64,
 }
 
 /// Everything the level loop reads.
@@ -55,6 +59,7 @@ pub fn build_tree(
             min_cluster_size: t.min_cluster_size,
             tau: t.tau,
             max_stubs: if level == 1 { MAX_STUBS } else { 0 },
+            p: t.p,
             kmeans: KmeansParams {
                 k: 0,
                 max_iter: input.config.kmeans.max_iter,
@@ -64,8 +69,11 @@ pub fn build_tree(
                 tau: t.tau,
             },
         };
+        let clock = std::time::Instant::now();
         let mut lc = cluster_level(&current, &params, input.kmeans);
         stats.clusterings += 1;
+        stats.cluster_secs += clock.elapsed().as_secs_f64();
+        let clock = std::time::Instant::now();
         let mut nodes = add_level(&mut tree, &lc, level, &below);
         stats.llm_calls += summarize_nodes(&mut tree, &nodes, input.docs, input.cards, input.llm)?;
         if level <= REPARTITION_LEVELS {
@@ -82,6 +90,8 @@ pub fn build_tree(
             stats.llm_calls +=
                 summarize_nodes(&mut tree, &merged, input.docs, input.cards, input.llm)?;
         }
+        stats.summarize_secs += clock.elapsed().as_secs_f64();
+        let clock = std::time::Instant::now();
         let texts: Vec<String> = nodes
             .iter()
             .map(|&i| reembed_text(&tree, i, input.cards))
@@ -91,6 +101,7 @@ pub fn build_tree(
         for (row, &i) in nodes.iter().enumerate() {
             tree.nodes[i].vector = current.row(row).to_vec();
         }
+        stats.reembed_secs += clock.elapsed().as_secs_f64();
         on_level(level, nodes.len());
         below = nodes;
         if below.len() <= t.k || level >= 64 {

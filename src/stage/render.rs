@@ -13,6 +13,11 @@ use crate::stage::label::{sibling_slugs, strip_common_words};
 use crate::text::{clip_chars, clip_words};
 use crate::tree::Tree;
 
+/// Document rows show at most this many words of the one-line and this many phrases, so a
+/// group of `p` documents stays near 2 KB (the full card is in the document's own entry).
+pub const ROW_WORDS: usize = 12;
+pub const ROW_PHRASES: usize = 2;
+
 /// Top-level descriptions are capped to the Agent Skills limit.
 pub const MAX_DESCRIPTION: usize = 1024;
 
@@ -60,12 +65,8 @@ fn yaml_str(s: &str) -> String {
 pub fn nav_file(tree: &Tree, node: usize, docs: &[Document], cards: &[Card]) -> String {
     let n = &tree.nodes[node];
     let mut s = String::with_capacity(2048);
-    let description = if n.summary.trim().is_empty() {
-        n.label.clone()
-    } else {
-        n.summary.clone()
-    };
-    let description = clip_chars(&description, MAX_DESCRIPTION);
+    let description = description(n);
+    let description = description.as_str();
     s.push_str("---\n");
     let _ = writeln!(s, "name: {}", n.folder);
     let _ = writeln!(s, "description: {}", yaml_str(description));
@@ -93,12 +94,13 @@ pub fn nav_file(tree: &Tree, node: usize, docs: &[Document], cards: &[Card]) -> 
         );
     }
     s.push_str("\n## Example documents\n");
-    let examples: Vec<usize> = if n.level == 1 {
-        n.docs.iter().take(3).copied().collect()
-    } else {
-        n.exemplars.clone()
-    };
-    for d in examples {
+    if n.level == 1 {
+        s.push_str(
+            "- (every document of this group is listed under Contents)
+",
+        );
+    }
+    for &d in &n.exemplars {
         let _ = writeln!(s, "- `{}` — {}", docs[d].id, cards[d].title);
     }
     s.push_str("\n## Contents\n");
@@ -112,8 +114,8 @@ pub fn nav_file(tree: &Tree, node: usize, docs: &[Document], cards: &[Card]) -> 
                 "- `{}` — {} — {} — [{}]",
                 docs[d].id,
                 c.title,
-                c.one_line,
-                c.phrases.join("; ")
+                clip_words(&c.one_line, ROW_WORDS),
+                row_phrases(c).join("; ")
             );
         }
         for &d in &n.see_also {
@@ -133,6 +135,33 @@ pub fn nav_file(tree: &Tree, node: usize, docs: &[Document], cards: &[Card]) -> 
         }
     }
     s
+}
+
+/// Top-level skills carry the whole summary (what an agent routes on, at most 1024 chars);
+/// groups carry its first sentence, since their Overview follows right below.
+fn description(n: &crate::tree::Node) -> String {
+    let full = if n.summary.trim().is_empty() {
+        n.label.as_str()
+    } else {
+        n.summary.as_str()
+    };
+    let text = if n.parent.is_none() {
+        full
+    } else {
+        first_sentence(full)
+    };
+    clip_chars(text, MAX_DESCRIPTION).to_string()
+}
+
+/// Phrases that add to the title: ones the title already contains are left out of the row.
+fn row_phrases(c: &Card) -> Vec<&str> {
+    let title = c.title.to_lowercase();
+    c.phrases
+        .iter()
+        .filter(|p| !title.contains(&p.to_lowercase()))
+        .take(ROW_PHRASES)
+        .map(String::as_str)
+        .collect()
 }
 
 fn nav_name(tree: &Tree, node: usize, folder: &str) -> String {

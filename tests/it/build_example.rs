@@ -1,0 +1,103 @@
+//! The repo's example corpus: full snapshot of the output tree, determinism, no-op rebuilds, `--json`.
+
+use std::time::SystemTime;
+
+use crate::common::{c2s, files, insta_settings, ok, repo};
+
+fn tree_snapshot(out: &std::path::Path) -> String {
+    let mut s = String::new();
+    for f in files(out) {
+        s.push_str(&format!("==> {f} <==\n"));
+        s.push_str(&std::fs::read_to_string(out.join(&f)).unwrap());
+        s.push('\n');
+    }
+    s
+}
+
+#[test]
+fn example_tree_snapshot() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    ok(&repo(), &["build", "-q", "--out", out.to_str().unwrap()]);
+    let list = files(&out).join("\n");
+    insta_settings().bind(|| {
+        insta::assert_snapshot!("example_file_list", list);
+        insta::assert_snapshot!("example_tree", tree_snapshot(&out));
+    });
+}
+
+#[test]
+fn two_builds_are_byte_identical() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    ok(&repo(), &["build", "-q", "--out", a.to_str().unwrap()]);
+    ok(&repo(), &["build", "-q", "--out", b.to_str().unwrap()]);
+    assert_eq!(files(&a), files(&b));
+    for f in files(&a) {
+        assert_eq!(
+            std::fs::read(a.join(&f)).unwrap(),
+            std::fs::read(b.join(&f)).unwrap(),
+            "{f} differs"
+        );
+    }
+}
+
+fn mtimes(out: &std::path::Path) -> Vec<(String, SystemTime)> {
+    files(out)
+        .into_iter()
+        .map(|f| {
+            let m = std::fs::metadata(out.join(&f)).unwrap().modified().unwrap();
+            (f, m)
+        })
+        .collect()
+}
+
+#[test]
+fn rebuild_without_changes_touches_nothing_and_json_reports() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let first: serde_json::Value = serde_json::from_str(&ok(
+        &repo(),
+        &["build", "-q", "--json", "--out", out.to_str().unwrap()],
+    ))
+    .unwrap();
+    for key in [
+        "documents",
+        "levels",
+        "skills",
+        "navigation_files",
+        "warnings",
+        "seconds",
+        "stages",
+        "kmeans_device",
+    ] {
+        assert!(first.get(key).is_some(), "--json lacks {key}: {first}");
+    }
+    assert_eq!(first["documents"], 29);
+    assert!(first["stages"]["card"]["computed"].as_u64().unwrap() > 0);
+    let before = mtimes(&out);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let second: serde_json::Value = serde_json::from_str(&ok(
+        &repo(),
+        &["build", "-q", "--json", "--out", out.to_str().unwrap()],
+    ))
+    .unwrap();
+    assert_eq!(second["files"]["written"], 0);
+    assert_eq!(mtimes(&out), before);
+}
+
+#[test]
+fn progress_lines_and_quiet() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let o = c2s(&repo(), &["build", "--out", out.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("Ingested 29 documents"), "{err}");
+    assert!(err.contains("Finished"), "{err}");
+    let q = c2s(&repo(), &["build", "-q", "--out", out.to_str().unwrap()]);
+    assert!(
+        q.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&q.stderr)
+    );
+}

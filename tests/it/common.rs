@@ -1,0 +1,206 @@
+//! Shared helpers: running the binary, reading an output tree, generating synthetic corpora.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `c2s ARGS` in `cwd`.
+pub fn c2s(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_c2s"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run c2s")
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Runs a command that must succeed and returns its stdout.
+pub fn ok(cwd: &Path, args: &[&str]) -> String {
+    let o = c2s(cwd, args);
+    assert!(o.status.success(), "c2s {args:?} failed: {}", stderr(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Snapshot settings: snapshots live in the repo's `snapshots/`.
+pub fn insta_settings() -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.set_snapshot_path(repo().join("snapshots"));
+    s.set_prepend_module_to_snapshot(false);
+    s
+}
+
+/// Whether a test that needs an optional part must fail instead of skipping.
+pub fn require_all() -> bool {
+    std::env::var("C2S_REQUIRE_ALL").is_ok_and(|v| v == "1")
+}
+
+/// Skips loudly, or panics under C2S_REQUIRE_ALL=1.
+pub fn skip(what: &str) {
+    assert!(!require_all(), "C2S_REQUIRE_ALL=1 but {what}");
+    eprintln!("\n!!!! SKIPPED: {what} (set C2S_REQUIRE_ALL=1 to make this a failure)\n");
+}
+
+/// Every file below `dir`, relative, sorted.
+pub fn files(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(dir).unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// One parsed SKILL.md / INDEX.md.
+#[derive(Debug, Clone)]
+pub struct NavFile {
+    pub path: String,
+    pub folder: String,
+    pub name: String,
+    pub description: String,
+    pub num_documents: usize,
+    pub bytes: usize,
+    pub doc_rows: Vec<String>,
+    pub see_rows: Vec<String>,
+    pub child_links: Vec<String>,
+}
+
+fn backticked(line: &str) -> Option<String> {
+    let start = line.find('`')? + 1;
+    let end = start + line[start..].find('`')?;
+    Some(line[start..end].to_string())
+}
+
+pub fn parse_nav(out: &Path, rel: &str) -> NavFile {
+    let text = std::fs::read_to_string(out.join(rel)).unwrap();
+    let mut front = text.split("---\n");
+    front.next();
+    let yaml: serde_yaml_ng::Value =
+        serde_yaml_ng::from_str(front.next().unwrap()).expect("frontmatter is YAML");
+    let folder = Path::new(rel)
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let body = text.split("## Contents\n").nth(1).unwrap_or("");
+    let mut nav = NavFile {
+        path: rel.to_string(),
+        folder,
+        name: yaml["name"].as_str().unwrap().to_string(),
+        description: yaml["description"].as_str().unwrap().to_string(),
+        num_documents: yaml["num_documents"].as_u64().unwrap() as usize,
+        bytes: text.len(),
+        doc_rows: Vec::new(),
+        see_rows: Vec::new(),
+        child_links: Vec::new(),
+    };
+    for line in body.lines() {
+        if let Some(rest) = line.strip_prefix("- @see ") {
+            nav.see_rows.push(backticked(rest).unwrap());
+        } else if line.starts_with("- `") {
+            nav.doc_rows.push(backticked(line).unwrap());
+        } else if let Some(rest) = line.strip_prefix("- [") {
+            let start = rest.find("](").unwrap() + 2;
+            let end = start + rest[start..].find(')').unwrap();
+            nav.child_links.push(rest[start..end].to_string());
+        }
+    }
+    nav
+}
+
+/// The whole output tree: navigation files by path, and the document ids of documents.json.
+pub struct OutTree {
+    pub nav: BTreeMap<String, NavFile>,
+    pub roots: Vec<String>,
+    pub doc_ids: BTreeSet<String>,
+}
+
+pub fn read_tree(out: &Path) -> OutTree {
+    let mut nav = BTreeMap::new();
+    let mut roots = Vec::new();
+    for f in files(out) {
+        if f.ends_with("SKILL.md") || f.ends_with("INDEX.md") {
+            if f.ends_with("SKILL.md") {
+                roots.push(f.clone());
+            }
+            nav.insert(f.clone(), parse_nav(out, &f));
+        }
+    }
+    let docs: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("documents.json")).unwrap()).unwrap();
+    let doc_ids = docs.as_object().unwrap().keys().cloned().collect();
+    OutTree {
+        nav,
+        roots,
+        doc_ids,
+    }
+}
+
+/// Writes `n` Markdown documents over `topics` topics with distinct vocabularies.
+pub fn synth_corpus(dir: &Path, n: usize, topics: usize, seed: u64) {
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let mut next = move |m: usize| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((state >> 33) as usize) % m.max(1)
+    };
+    const SYL: [&str; 16] = [
+        "ka", "lo", "mi", "ne", "ru", "ta", "vo", "zi", "pe", "so", "gu", "da", "fi", "ho", "be",
+        "xa",
+    ];
+    const COMMON: [&str; 12] = [
+        "the", "system", "user", "can", "with", "data", "and", "when", "settings", "page", "for",
+        "is",
+    ];
+    let word = |t: usize, i: usize| {
+        format!(
+            "{}{}{}",
+            SYL[t % 16],
+            SYL[(t / 16 + i) % 16],
+            SYL[(i * 7 + t) % 16]
+        )
+    };
+    std::fs::create_dir_all(dir).unwrap();
+    for d in 0..n {
+        let t = next(topics);
+        let mut title = Vec::new();
+        for _ in 0..3 {
+            title.push(word(t, next(6)));
+        }
+        let mut body = String::new();
+        for _ in 0..(3 + next(3)) {
+            let mut s = Vec::new();
+            for _ in 0..(8 + next(6)) {
+                if next(10) < 5 {
+                    s.push(word(t, next(6)));
+                } else {
+                    s.push(COMMON[next(COMMON.len())].to_string());
+                }
+            }
+            body.push_str(&s.join(" "));
+            body.push_str(". ");
+        }
+        let text = format!("# {}\n\n{}\n", title.join(" "), body);
+        std::fs::write(dir.join(format!("doc-{d:05}.md")), text).unwrap();
+    }
+}

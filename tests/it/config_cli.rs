@@ -1,0 +1,151 @@
+//! Config and command-line behaviour: errors name the problem and exit 2; overrides; safety of the output.
+
+use crate::common::{c2s, ok, read_tree, repo, stderr, synth_corpus};
+
+#[test]
+fn unknown_config_key_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("c2s.toml"), "[tree]\nbranching = 3\n").unwrap();
+    let o = c2s(tmp.path(), &["build"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("branching") && e.contains("c2s.toml"), "{e}");
+}
+
+#[test]
+fn missing_config_says_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = c2s(tmp.path(), &["build"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no c2s.toml"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("c2s build PATH --out DIR"));
+}
+
+#[test]
+fn config_file_option_and_relative_paths() {
+    let tmp = tempfile::tempdir().unwrap();
+    let proj = tmp.path().join("proj");
+    synth_corpus(&proj.join("docs"), 30, 3, 1);
+    std::fs::write(
+        proj.join("my.toml"),
+        "[corpus]\npaths = [\"docs\"]\n[output]\ndir = \"built\"\n",
+    )
+    .unwrap();
+    ok(tmp.path(), &["build", "-q", "--config", "proj/my.toml"]);
+    assert!(proj.join("built/c2s.lock").is_file());
+}
+
+#[test]
+fn set_overrides_a_knob() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let j: serde_json::Value = serde_json::from_str(&ok(
+        &repo(),
+        &[
+            "build",
+            "-q",
+            "--json",
+            "--set",
+            "K=2",
+            "--set",
+            "tree.p=4",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    ))
+    .unwrap();
+    assert!(j["skills"].as_u64().unwrap() <= 2, "{j}");
+    let bad = c2s(
+        &repo(),
+        &["build", "--set", "nope=1", "--out", out.to_str().unwrap()],
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).contains("unknown key `nope`"),
+        "{}",
+        stderr(&bad)
+    );
+    let bad = c2s(
+        &repo(),
+        &["build", "--set", "tree.p=1", "--out", out.to_str().unwrap()],
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("tree.p"), "{}", stderr(&bad));
+}
+
+#[test]
+fn empty_corpus_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("c")).unwrap();
+    std::fs::write(tmp.path().join("c/picture.png"), [0u8, 1, 2]).unwrap();
+    std::fs::write(tmp.path().join("c/blank.md"), "  \n").unwrap();
+    let o = c2s(tmp.path(), &["build", "c", "--out", "o"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("no usable documents in c"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!tmp.path().join("o").exists());
+    let o = c2s(tmp.path(), &["build", "missing", "--out", "o"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+}
+
+#[test]
+fn refuses_to_replace_a_foreign_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    synth_corpus(&tmp.path().join("docs"), 20, 2, 2);
+    std::fs::create_dir_all(tmp.path().join("src")).unwrap();
+    std::fs::write(tmp.path().join("src/main.rs"), "fn main() {}").unwrap();
+    let o = c2s(tmp.path(), &["build", "docs", "--out", "src"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("refusing to replace"), "{}", stderr(&o));
+    assert!(tmp.path().join("src/main.rs").is_file());
+    let o = c2s(tmp.path(), &["clean", "docs", "--out", "src"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(tmp.path().join("src/main.rs").is_file());
+}
+
+#[test]
+fn output_inside_corpus_is_not_read_back_and_corpus_inside_output_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    synth_corpus(&tmp.path().join("docs"), 25, 3, 3);
+    let first: serde_json::Value = serde_json::from_str(&ok(
+        tmp.path(),
+        &["build", "docs", "-q", "--json", "--out", "docs/_out"],
+    ))
+    .unwrap();
+    let second: serde_json::Value = serde_json::from_str(&ok(
+        tmp.path(),
+        &["build", "docs", "-q", "--json", "--out", "docs/_out"],
+    ))
+    .unwrap();
+    assert_eq!(first["documents"], 25);
+    assert_eq!(second["documents"], 25);
+    let o = c2s(tmp.path(), &["build", "docs", "--out", "."]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("overlaps"), "{}", stderr(&o));
+}
+
+#[test]
+fn single_jsonl_file_and_clean() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut lines = String::new();
+    for i in 0..12 {
+        lines.push_str(&format!(
+            "{{\"id\": \"rec/{i}\", \"title\": \"Record {i}\", \"contents\": \"Widget {} calibration step {i} for the flux capacitor.\"}}\n",
+            i % 3
+        ));
+    }
+    std::fs::write(tmp.path().join("c.jsonl"), lines).unwrap();
+    ok(tmp.path(), &["build", "c.jsonl", "-q", "--out", "o"]);
+    let t = read_tree(&tmp.path().join("o"));
+    assert!(
+        t.doc_ids.contains("rec-0") && t.doc_ids.contains("rec-11"),
+        "{:?}",
+        t.doc_ids
+    );
+    ok(tmp.path(), &["clean", "c.jsonl", "--out", "o"]);
+    assert!(!tmp.path().join("o").exists());
+}

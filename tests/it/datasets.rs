@@ -1,0 +1,72 @@
+//! The shared benchmark corpora build, and their gold ids are document ids (or aliases of folded duplicates).
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use crate::common::{ok, read_tree, repo, skip};
+
+fn data_dir() -> PathBuf {
+    std::env::var_os("C2S_DATA_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("../shared/data"))
+}
+
+fn check_dataset(name: &str) {
+    let dir = data_dir().join(name);
+    if !dir.join("corpus.jsonl").is_file() {
+        skip(&format!(
+            "benchmark data {} not found (set C2S_DATA_DIR)",
+            dir.display()
+        ));
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    ok(
+        &repo(),
+        &[
+            "build",
+            dir.join("corpus.jsonl").to_str().unwrap(),
+            "-q",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let tree = read_tree(&out);
+    let docs: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("documents.json")).unwrap()).unwrap();
+    let mut known: BTreeSet<String> = tree.doc_ids.clone();
+    for d in docs.as_object().unwrap().values() {
+        for a in d["aliases"].as_array().into_iter().flatten() {
+            known.insert(a.as_str().unwrap().to_string());
+        }
+    }
+    let queries = std::fs::read_to_string(dir.join("queries.jsonl")).unwrap();
+    let mut gold = 0;
+    for line in queries.lines() {
+        let q: serde_json::Value = serde_json::from_str(line).unwrap();
+        for g in q["gold_ids"].as_array().unwrap() {
+            gold += 1;
+            assert!(
+                known.contains(g.as_str().unwrap()),
+                "{name}: gold id {g} is not a document id"
+            );
+        }
+    }
+    assert!(gold > 100);
+    assert!(
+        tree.roots.len() <= 10 && tree.roots.len() >= 2,
+        "{name}: {} skills",
+        tree.roots.len()
+    );
+}
+
+#[test]
+fn wixqa_sample_builds_with_gold_ids() {
+    check_dataset("wixqa-sample");
+}
+
+#[test]
+fn emanual_builds_with_gold_ids() {
+    check_dataset("emanual");
+}

@@ -1,0 +1,9 @@
+//! Integration tests: one binary, one module per feature. Each runs the real `c2s` binary on
+//! fixture folders and checks or snapshots what it writes.
+
+mod bad_input;
+mod build_example;
+mod common;
+mod config_cli;
+mod datasets;
+mod invariants;
