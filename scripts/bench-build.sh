@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Cold-build benchmark with the offline backends: generates deterministic synthetic corpora
+# (topical structure, see scripts/gen_synth.py) and times `c2s build` on each, reporting wall
+# time and peak RSS. Usage: scripts/bench-build.sh [SIZES...]   (default: 10000 50000)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sizes=("${@:-10000 50000}")
+[ $# -eq 0 ] && sizes=(10000 50000)
+work="${BENCH_DIR:-target/bench}"
+mkdir -p "$work"
+cargo build --release --quiet
+bin="$PWD/target/release/c2s"
+echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB; c2s $($bin --version | cut -d' ' -f2)"
+printf '%-8s %10s %12s %8s %8s\n' docs wall_s peak_rss_mb skills levels
+for n in "${sizes[@]}"; do
+  corpus="$work/synth-$n"
+  [ -d "$corpus" ] || python3 scripts/gen_synth.py "$n" "$corpus"
+  rm -rf "$work/out-$n"
+  python3 - "$bin" "$corpus" "$work/out-$n" "$n" <<'PY'
+import json, resource, subprocess, sys, time
+binary, corpus, out, n = sys.argv[1:5]
+t = time.perf_counter()
+r = subprocess.run([binary, "build", corpus, "--out", out, "--quiet", "--json"], capture_output=True, text=True)
+wall = time.perf_counter() - t
+if r.returncode != 0:
+    sys.exit(r.stderr)
+rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+rep = json.loads(r.stdout)
+print(f"{n:<8} {wall:10.2f} {rss_mb:12.0f} {rep['skills']:8} {rep['levels']:8}")
+print("         steps: " + ", ".join(f"{k} {v:.2f}s" for k, v in rep["timings"].items()), file=sys.stderr)
+PY
+done
