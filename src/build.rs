@@ -1,4 +1,5 @@
-//! `c2s build`: ingest → card → embed → hierarchy → enrich → render → write, with the build report.
+//! `c2s build`: ingest → card → embed → tree (warm start or level loop) → enrich → render → write,
+//! every expensive step through the SQLite memo.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -6,18 +7,23 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::config::{EmbedBackendKind, LlmBackendKind, Loaded};
+use crate::config::{Config, EmbedBackendKind, LlmBackendKind, Loaded};
+use crate::db::cache::Memo;
+use crate::db::exec::{Executor, Miss, Slots, StageCount};
 use crate::diag::{Diagnostics, Warning};
 use crate::embed::{Embedder, Hashed};
 use crate::error::BuildError;
-use crate::ingest::{self, IngestOptions};
-use crate::kmeans::{CpuKmeans, KmeansBackend};
-use crate::llm::{Extractive, Llm};
+use crate::ingest::{self, Document, IngestOptions};
+use crate::kmeans::{CpuKmeans, KmeansBackend, Matrix};
+use crate::llm::{Card, Extractive, Llm};
 use crate::manifest::{Lock, file_hash};
-use crate::output::{LOCK_FILE, WriteStats, write_output};
+use crate::output::{BuildLock, LOCK_FILE, WriteStats, write_output};
 use crate::progress::Progress;
 use crate::stage::hierarchy::{HierarchyInput, build_tree};
+use crate::stage::incremental::{Snapshot, WarmStats, snapshot, warm_start};
+use crate::stage::summarize::summarize_nodes;
 use crate::stage::{card, embed, enrich, render};
+use crate::tree::Tree;
 
 /// What to build and where.
 pub struct BuildOptions {
@@ -26,13 +32,22 @@ pub struct BuildOptions {
     pub out_dir: PathBuf,
     /// Paths in messages are shown relative to this folder.
     pub display_base: PathBuf,
+    /// Rebuild the tree from scratch (the memo still serves unchanged results).
+    pub full: bool,
+    /// Work out what would be recomputed; write nothing.
+    pub dry_run: bool,
 }
 
-/// Per-stage counts of results computed and reused.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct StageCount {
-    pub computed: usize,
-    pub reused: usize,
+/// How the tree was obtained.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TreeMode {
+    /// Nothing changed since the last build: no stage ran.
+    UpToDate,
+    /// The previous tree, updated in place.
+    Warm(WarmStats),
+    /// Clustered from scratch, and why.
+    Full { reason: String },
 }
 
 /// The end-of-build figures (`--json` prints this).
@@ -47,30 +62,39 @@ pub struct BuildReport {
     pub warnings: usize,
     pub seconds: f64,
     pub kmeans_device: String,
+    pub tree: TreeMode,
+    /// Per stage: results computed now and reused from the memo.
     pub stages: BTreeMap<&'static str, StageCount>,
     /// Wall seconds per step.
     pub timings: BTreeMap<&'static str, f64>,
     pub files: WriteStats,
     pub warning_list: Vec<Warning>,
+    /// With `--dry-run`: every result that would be computed, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dry_run: Option<Vec<Miss>>,
 }
 
-/// Results computed fresh (no memo yet, so nothing is reused).
-fn computed(n: usize) -> StageCount {
-    StageCount {
-        computed: n,
-        reused: 0,
+/// The configured backends.
+pub struct Backends {
+    pub llm: Box<dyn Llm>,
+    pub embedder: Box<dyn Embedder>,
+    pub kmeans: Box<dyn KmeansBackend>,
+}
+
+impl Backends {
+    pub fn from_config(c: &Config) -> Backends {
+        let llm: Box<dyn Llm> = match c.llm.backend {
+            LlmBackendKind::Extractive => Box::new(Extractive),
+        };
+        let embedder: Box<dyn Embedder> = match c.embed.backend {
+            EmbedBackendKind::Hashed => Box::new(Hashed { dims: c.embed.dims }),
+        };
+        Backends {
+            llm,
+            embedder,
+            kmeans: Box::new(CpuKmeans),
+        }
     }
-}
-
-fn backends(loaded: &Loaded) -> (Box<dyn Llm>, Box<dyn Embedder>, Box<dyn KmeansBackend>) {
-    let c = &loaded.config;
-    let llm: Box<dyn Llm> = match c.llm.backend {
-        LlmBackendKind::Extractive => Box::new(Extractive),
-    };
-    let embedder: Box<dyn Embedder> = match c.embed.backend {
-        EmbedBackendKind::Hashed => Box::new(Hashed { dims: c.embed.dims }),
-    };
-    (llm, embedder, Box::new(CpuKmeans))
 }
 
 /// Refuses an output folder that contains a corpus path (building would replace the sources).
@@ -78,8 +102,7 @@ fn check_overlap(out: &Path, sources: &[PathBuf]) -> Result<(), BuildError> {
     let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     let out_abs = abs(out);
     for s in sources {
-        let s_abs = abs(s);
-        if s_abs.starts_with(&out_abs) {
+        if abs(s).starts_with(&out_abs) {
             return Err(BuildError::OutputOverlapsCorpus {
                 out: out.to_path_buf(),
                 source_path: s.clone(),
@@ -89,7 +112,27 @@ fn check_overlap(out: &Path, sources: &[PathBuf]) -> Result<(), BuildError> {
     Ok(())
 }
 
-/// Runs the whole pipeline and writes the output.
+/// Names the memo records of one output folder.
+fn record_name(kind: &str, out: &Path) -> String {
+    let abs = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
+    format!("{kind}:{}", abs.display())
+}
+
+/// Lap timer for the report.
+struct Laps {
+    clock: Instant,
+    timings: BTreeMap<&'static str, f64>,
+}
+
+impl Laps {
+    fn lap(&mut self, name: &'static str) {
+        self.timings
+            .insert(name, self.clock.elapsed().as_secs_f64());
+        self.clock = Instant::now();
+    }
+}
+
+/// Runs the pipeline and writes the output (or, with `dry_run`, only works out what it would do).
 pub fn build(opts: &BuildOptions, progress: &Progress) -> Result<BuildReport, BuildError> {
     let start = Instant::now();
     let cfg = &opts.loaded.config;
@@ -101,6 +144,30 @@ pub fn build(opts: &BuildOptions, progress: &Progress) -> Result<BuildReport, Bu
         .collect();
     check_overlap(&opts.out_dir, &paths)?;
     crate::output::check_replaceable(&opts.out_dir)?;
+    let _lock = if opts.dry_run {
+        None
+    } else {
+        Some(BuildLock::acquire(&opts.out_dir, |lock| {
+            progress.status(
+                "Blocking",
+                &format!(
+                    "waiting for another c2s build of this output ({})",
+                    lock.display()
+                ),
+            );
+        })?)
+    };
+    let backends = Backends::from_config(cfg);
+    if !opts.full
+        && !opts.dry_run
+        && let Some(report) = up_to_date(opts, &backends, start)?
+    {
+        return Ok(report);
+    }
+    let mut laps = Laps {
+        clock: Instant::now(),
+        timings: BTreeMap::new(),
+    };
     let mut diags = Diagnostics::default();
     let ingest_opts = IngestOptions {
         paths,
@@ -111,14 +178,7 @@ pub fn build(opts: &BuildOptions, progress: &Progress) -> Result<BuildReport, Bu
         display_base: opts.display_base.clone(),
         skip_dirs: vec![opts.out_dir.clone()],
     };
-    let mut timings = BTreeMap::new();
-    let mut clock = Instant::now();
-    let mut lap = |name: &'static str, timings: &mut BTreeMap<&'static str, f64>| {
-        timings.insert(name, clock.elapsed().as_secs_f64());
-        clock = Instant::now();
-    };
     let corpus = ingest::ingest(&ingest_opts, &mut diags)?;
-    lap("ingest", &mut timings);
     for w in &diags.warnings {
         progress.warning(&w.to_string());
     }
@@ -132,81 +192,234 @@ pub fn build(opts: &BuildOptions, progress: &Progress) -> Result<BuildReport, Bu
             corpus.sources.len()
         ),
     );
+    laps.lap("ingest");
 
-    let (llm, embedder, kmeans) = backends(&opts.loaded);
-    let mut stages = BTreeMap::new();
+    let memo_path = opts.loaded.resolve(&cfg.cache.path);
+    let memo = Memo::open(&memo_path).map_err(|e| BuildError::Cache(e.to_string()))?;
+    let previous: Slots =
+        read_record(&memo, &record_name("slots", &opts.out_dir)).unwrap_or_default();
+    let mut exec = if opts.dry_run {
+        Executor::dry_run(&memo, previous)
+    } else {
+        Executor::new(&memo)
+    };
+
     let bar = progress.bar("Carding", docs.len());
-    let (cards, card_calls) = card::cards(docs, llm.as_ref(), &bar)?;
+    let cards = card::cards(docs, backends.llm.as_ref(), &mut exec, &bar)?;
     bar.finish_and_clear();
-    stages.insert("card", computed(card_calls));
-    lap("card", &mut timings);
-
-    let texts: Vec<String> = docs
+    laps.lap("card");
+    let texts: Vec<(String, String)> = docs
         .iter()
         .zip(&cards)
-        .map(|(d, c)| embed::document_text(c, d, cfg.tree.max_doc_chars))
+        .map(|(d, c)| {
+            (
+                d.id.clone(),
+                embed::document_text(c, d, cfg.tree.max_doc_chars),
+            )
+        })
         .collect();
-    let doc_vectors = embed::embed_texts(&texts, embedder.as_ref())?;
-    stages.insert("embed", computed(docs.len()));
-    lap("embed", &mut timings);
+    let doc_vectors = embed::embed_texts("embed", &texts, backends.embedder.as_ref(), &mut exec)?;
     progress.status(
         "Embedded",
-        &format!("{} documents ({})", docs.len(), embedder.model_id()),
+        &format!(
+            "{} documents ({})",
+            docs.len(),
+            backends.embedder.model_id()
+        ),
     );
+    laps.lap("embed");
 
-    let input = HierarchyInput {
-        docs,
-        cards: &cards,
-        doc_vectors: &doc_vectors,
-        config: cfg,
-        llm: llm.as_ref(),
-        embedder: embedder.as_ref(),
-        kmeans: kmeans.as_ref(),
+    let prev_tree: Option<Snapshot> = if opts.full {
+        None
+    } else {
+        read_record(&memo, &record_name("tree", &opts.out_dir))
     };
-    let (mut tree, hstats) = build_tree(&input, |level, n| {
-        progress.status("Clustered", &format!("level {level}: {n} groups"));
-    })?;
-    lap("hierarchy", &mut timings);
-    timings.insert("hierarchy.cluster", hstats.cluster_secs);
-    timings.insert("hierarchy.summarize", hstats.summarize_secs);
-    timings.insert("hierarchy.reembed", hstats.reembed_secs);
-    stages.insert("cluster", computed(hstats.clusterings));
-    stages.insert("summarize", computed(hstats.llm_calls));
-    stages.insert("reembed", computed(hstats.reembeds));
-    stages.insert("repartition", computed(hstats.merges));
+    let (mut tree, mode) = make_tree(
+        opts,
+        &backends,
+        docs,
+        &cards,
+        &doc_vectors,
+        prev_tree,
+        &mut exec,
+        progress,
+    )?;
+    laps.lap("tree");
 
     enrich::exemplars(&mut tree, &doc_vectors, cfg.tree.exemplars);
     enrich::related(&mut tree, cfg.tree.related_skills);
     render::assign_paths(&mut tree);
-    let nav = render::nav_files(&tree, docs, &cards);
-    let mut files: BTreeMap<String, Vec<u8>> =
-        nav.into_iter().map(|(k, v)| (k, v.into_bytes())).collect();
+    let (files, navigation_files) =
+        render_files(&tree, docs, &cards, opts, &backends, &corpus.sources);
+    laps.lap("render");
+    let written = if opts.dry_run {
+        WriteStats::default()
+    } else {
+        let w = write_output(&opts.out_dir, &files)?;
+        save_records(&memo, &opts.out_dir, &tree, docs, cfg, &exec)?;
+        w
+    };
+    laps.lap("write");
+
+    Ok(BuildReport {
+        output: ingest::display(&opts.out_dir, &opts.display_base),
+        documents: docs.len(),
+        sources: corpus.sources.len(),
+        levels: tree.levels,
+        skills: tree.roots.len(),
+        navigation_files,
+        warnings: diags.warnings.len(),
+        seconds: start.elapsed().as_secs_f64(),
+        kmeans_device: backends.kmeans.device(),
+        tree: mode,
+        stages: exec.counts.clone(),
+        timings: laps.timings,
+        files: written,
+        warning_list: diags.warnings,
+        dry_run: opts.dry_run.then(|| exec.misses().to_vec()),
+    })
+}
+
+/// The make-like shortcut: when `c2s check` would say "fresh", nothing runs at all.
+fn up_to_date(
+    opts: &BuildOptions,
+    backends: &Backends,
+    start: Instant,
+) -> Result<Option<BuildReport>, BuildError> {
+    let st = crate::check::staleness(&opts.loaded, &opts.out_dir, &opts.display_base)?;
+    let Some(lock) = crate::check::read_lock(&opts.out_dir)?.filter(|_| st.is_fresh()) else {
+        return Ok(None);
+    };
+    let models = lock_models(backends);
+    if lock.models != models {
+        return Ok(None);
+    }
+    let nav = lock.outputs.keys().filter(|k| k.ends_with(".md")).count();
+    let skills = lock
+        .outputs
+        .keys()
+        .filter(|k| k.ends_with("/SKILL.md"))
+        .count();
+    Ok(Some(BuildReport {
+        output: ingest::display(&opts.out_dir, &opts.display_base),
+        documents: lock.documents,
+        sources: lock.sources.len(),
+        levels: lock.levels,
+        skills,
+        navigation_files: nav,
+        warnings: 0,
+        seconds: start.elapsed().as_secs_f64(),
+        kmeans_device: backends.kmeans.device(),
+        tree: TreeMode::UpToDate,
+        stages: BTreeMap::new(),
+        timings: BTreeMap::new(),
+        files: WriteStats {
+            written: 0,
+            unchanged: lock.outputs.len() + 1,
+            removed: 0,
+        },
+        warning_list: Vec::new(),
+        dry_run: None,
+    }))
+}
+
+/// Warm start from the previous tree when possible; otherwise the level loop from scratch.
+#[allow(clippy::too_many_arguments)]
+fn make_tree(
+    opts: &BuildOptions,
+    backends: &Backends,
+    docs: &[Document],
+    cards: &[Card],
+    doc_vectors: &Matrix,
+    prev: Option<Snapshot>,
+    exec: &mut Executor,
+    progress: &Progress,
+) -> Result<(Tree, TreeMode), BuildError> {
+    let cfg = &opts.loaded.config;
+    let reason =
+        match prev.map(|s| warm_start(&s, docs, doc_vectors, cfg, backends.kmeans.as_ref())) {
+            Some(Ok((mut tree, stats))) => {
+                let mut order: Vec<usize> = (0..tree.nodes.len()).collect();
+                order.sort_by_key(|&i| tree.nodes[i].level);
+                for level in 1..=tree.levels {
+                    let nodes: Vec<usize> = order
+                        .iter()
+                        .copied()
+                        .filter(|&i| tree.nodes[i].level == level)
+                        .collect();
+                    summarize_nodes(&mut tree, &nodes, docs, cards, backends.llm.as_ref(), exec)?;
+                }
+                progress.status(
+                    "Updated",
+                    &format!(
+                        "tree: {} added, {} deleted, {} split, {} merged",
+                        stats.added, stats.deleted, stats.split, stats.merged
+                    ),
+                );
+                return Ok((tree, TreeMode::Warm(stats)));
+            }
+            Some(Err(reason)) => reason,
+            None if opts.full => "--full".to_string(),
+            None => "no previous build of this output".to_string(),
+        };
+    progress.status("Clustering", &format!("from scratch ({reason})"));
+    let input = HierarchyInput {
+        docs,
+        cards,
+        doc_vectors,
+        config: cfg,
+        llm: backends.llm.as_ref(),
+        embedder: backends.embedder.as_ref(),
+        kmeans: backends.kmeans.as_ref(),
+    };
+    let (tree, _) = build_tree(&input, exec, |level, n| {
+        progress.status("Clustered", &format!("level {level}: {n} groups"));
+    })?;
+    Ok((tree, TreeMode::Full { reason }))
+}
+
+fn lock_models(b: &Backends) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("llm".to_string(), b.llm.model_id()),
+        ("embed".to_string(), b.embedder.model_id()),
+    ])
+}
+
+/// Every output file (navigation files, documents.json, entity_index.json, c2s.lock).
+fn render_files(
+    tree: &Tree,
+    docs: &[Document],
+    cards: &[Card],
+    opts: &BuildOptions,
+    backends: &Backends,
+    sources: &[ingest::SourceFile],
+) -> (BTreeMap<String, Vec<u8>>, usize) {
+    let cfg = &opts.loaded.config;
+    let mut files: BTreeMap<String, Vec<u8>> = render::nav_files(tree, docs, cards)
+        .into_iter()
+        .map(|(k, v)| (k, v.into_bytes()))
+        .collect();
     let navigation_files = files.len();
     files.insert(
         "documents.json".into(),
-        render::documents_json(docs, &cards).into_bytes(),
+        render::documents_json(docs, cards).into_bytes(),
     );
-    let index = enrich::entity_index(&tree);
+    let index = enrich::entity_index(tree);
     files.insert(
         "entity_index.json".into(),
         render::entity_index_json(&index).into_bytes(),
     );
-    stages.insert("render", computed(files.len()));
-    lap("enrich_render", &mut timings);
-
     let lock = Lock {
         c2s_version: env!("CARGO_PKG_VERSION").to_string(),
-        config_hash: cfg.hash(),
+        config_hash: cfg.hash(&opts.loaded.base_dir),
         prompt_versions: BTreeMap::from([(
             "extractive".to_string(),
             crate::llm::EXTRACTIVE_VERSION.to_string(),
         )]),
-        models: BTreeMap::from([
-            ("llm".to_string(), llm.model_id()),
-            ("embed".to_string(), embedder.model_id()),
-        ]),
-        sources: corpus
-            .sources
+        models: lock_models(backends),
+        documents: docs.len(),
+        levels: tree.levels,
+        sources: sources
             .iter()
             .map(|s| (s.path.clone(), s.hash.clone()))
             .collect(),
@@ -216,24 +429,33 @@ pub fn build(opts: &BuildOptions, progress: &Progress) -> Result<BuildReport, Bu
             .collect(),
     };
     files.insert(LOCK_FILE.into(), lock.to_json().into_bytes());
-    let written = write_output(&opts.out_dir, &files)?;
-    lap("write", &mut timings);
+    (files, navigation_files)
+}
 
-    Ok(BuildReport {
-        output: crate::ingest::display(&opts.out_dir, &opts.display_base),
-        documents: docs.len(),
-        sources: corpus.sources.len(),
-        levels: tree.levels,
-        skills: tree.roots.len(),
-        navigation_files,
-        warnings: diags.warnings.len(),
-        seconds: start.elapsed().as_secs_f64(),
-        kmeans_device: kmeans.device(),
-        stages,
-        timings,
-        files: written,
-        warning_list: diags.warnings,
-    })
+fn read_record<T: serde::de::DeserializeOwned>(memo: &Memo, name: &str) -> Option<T> {
+    memo.record(name)
+        .ok()
+        .flatten()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+}
+
+/// Keeps what the next build needs: the tree (warm start) and the key slots (`--explain`).
+fn save_records(
+    memo: &Memo,
+    out: &Path,
+    tree: &Tree,
+    docs: &[Document],
+    cfg: &Config,
+    exec: &Executor,
+) -> Result<(), BuildError> {
+    let err = |e: crate::db::cache::CacheError| BuildError::Cache(e.to_string());
+    let snap =
+        serde_json::to_vec(&snapshot(tree, docs, cfg.tree_hash())).expect("snapshot serializes");
+    memo.set_record(&record_name("tree", out), &snap)
+        .map_err(err)?;
+    let slots = serde_json::to_vec(&exec.slots).expect("slots serialize");
+    memo.set_record(&record_name("slots", out), &slots)
+        .map_err(err)
 }
 
 fn report_unsupported(unsupported: &std::collections::HashMap<String, usize>, progress: &Progress) {

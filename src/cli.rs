@@ -22,8 +22,61 @@ pub struct Cli {
 pub enum Command {
     /// Compile the corpus into a skill tree (reads ./c2s.toml, or builds PATH directly).
     Build(BuildArgs),
-    /// Remove the output folder.
-    Clean(TargetArgs),
+    /// Exit 0 when the output is fresh, 1 when stale (and say why), 2 on error. Needs no cache.
+    Check(CheckArgs),
+    /// Rebuild whenever a source or the config changes (Ctrl-C stops).
+    Watch(WatchArgs),
+    /// Remove the output folder (and with --cache the memo).
+    Clean(CleanArgs),
+    /// Inspect or prune the memo.
+    Cache {
+        #[command(subcommand)]
+        action: CacheAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CacheAction {
+    /// Entries and bytes per stage.
+    Stats {
+        #[command(flatten)]
+        target: TargetArgs,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete entries that no recorded build of an existing output still uses.
+    Gc {
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Print the findings as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Milliseconds of quiet before a burst of changes triggers a rebuild.
+    #[arg(long, default_value_t = 300)]
+    pub debounce_ms: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct CleanArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Also remove the memo (every cached card, embedding and summary).
+    #[arg(long)]
+    pub cache: bool,
 }
 
 /// Which corpus, config and output a command works on.
@@ -49,6 +102,15 @@ pub struct BuildArgs {
     /// Print one JSON object with the build figures on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Recluster from scratch (unchanged cards, embeddings and summaries still come from the memo).
+    #[arg(long)]
+    pub full: bool,
+    /// Show what would be recomputed, the LLM calls and tokens; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// With --dry-run: list every result and which part of its key changed.
+    #[arg(long, requires = "dry_run")]
+    pub explain: bool,
 }
 
 /// A resolved target: the configuration, the output folder, and the folder paths are shown relative to.
@@ -59,6 +121,24 @@ pub struct Target {
 }
 
 impl TargetArgs {
+    /// The command line that rebuilds this target (for "run this to fix it" hints).
+    pub fn build_command(&self) -> String {
+        let mut cmd = vec!["c2s build".to_string()];
+        if let Some(p) = &self.path {
+            cmd.push(p.display().to_string());
+        }
+        if let Some(o) = &self.out {
+            cmd.push(format!("--out {}", o.display()));
+        }
+        if let Some(c) = &self.config {
+            cmd.push(format!("--config {}", c.display()));
+        }
+        for s in &self.set {
+            cmd.push(format!("--set {s}"));
+        }
+        cmd.join(" ")
+    }
+
     /// Finds the config (explicit, ./c2s.toml, or none when PATH is given) and applies PATH, --out and --set.
     pub fn resolve(&self) -> Result<Target, ConfigError> {
         let cwd = std::env::current_dir().map_err(|source| ConfigError::Read {

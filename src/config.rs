@@ -16,6 +16,40 @@ pub struct Config {
     pub llm: LlmConfig,
     pub embed: EmbedConfig,
     pub kmeans: KmeansConfig,
+    pub cache: CacheConfig,
+    pub incremental: IncrementalConfig,
+}
+
+/// The durable memo.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CacheConfig {
+    /// SQLite file, relative to the config file.
+    pub path: PathBuf,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig {
+            path: PathBuf::from("cache/c2s.sqlite"),
+        }
+    }
+}
+
+/// Warm-start rebuilds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IncrementalConfig {
+    /// When more than this share of the documents was added or deleted, rebuild the tree from scratch.
+    pub full_rebuild_share: f64,
+}
+
+impl Default for IncrementalConfig {
+    fn default() -> Self {
+        IncrementalConfig {
+            full_rebuild_share: 0.3,
+        }
+    }
 }
 
 /// Where the documents are.
@@ -68,6 +102,9 @@ pub struct TreeConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct LlmConfig {
     pub backend: LlmBackendKind,
+    /// Prices in currency units per million tokens; when set, `--dry-run` estimates the cost.
+    pub price_input_per_mtok: Option<f64>,
+    pub price_output_per_mtok: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -149,6 +186,8 @@ impl Default for LlmConfig {
     fn default() -> Self {
         LlmConfig {
             backend: LlmBackendKind::Extractive,
+            price_input_per_mtok: None,
+            price_output_per_mtok: None,
         }
     }
 }
@@ -243,15 +282,36 @@ impl Config {
         if self.kmeans.max_iter < 1 || self.kmeans.n_init < 1 {
             return bad("kmeans", "max_iter and n_init must be at least 1");
         }
+        if !(0.0..=1.0).contains(&self.incremental.full_rebuild_share) {
+            return bad("incremental.full_rebuild_share", "must be in [0, 1]");
+        }
         if self.corpus.paths.is_empty() {
             return bad("corpus.paths", "must name at least one folder or file");
         }
         Ok(())
     }
 
-    /// A stable hash of every setting, recorded in the manifest.
-    pub fn hash(&self) -> String {
-        let json = serde_json::to_vec(self).expect("config serializes");
+    /// A stable hash of every setting that shapes the output, recorded in the manifest. Corpus
+    /// paths are taken relative to `base` (so a clone elsewhere hashes the same); where the
+    /// output and the cache live does not count.
+    pub fn hash(&self, base: &Path) -> String {
+        let mut c = self.clone();
+        c.corpus.paths = c
+            .corpus
+            .paths
+            .iter()
+            .map(|p| PathBuf::from(crate::ingest::display(p, base)))
+            .collect();
+        c.output = OutputConfig::default();
+        c.cache = CacheConfig::default();
+        let json = serde_json::to_vec(&c).expect("config serializes");
+        blake3::hash(&json).to_hex()[..16].to_string()
+    }
+
+    /// A hash of what shapes the tree (knobs, embedder, K-Means): a warm start needs it unchanged.
+    pub fn tree_hash(&self) -> String {
+        let json = serde_json::to_vec(&(&self.tree, &self.embed, &self.kmeans))
+            .expect("config serializes");
         blake3::hash(&json).to_hex()[..16].to_string()
     }
 

@@ -59,6 +59,12 @@ pub enum BuildError {
     Embed(String),
     #[error("LLM backend failed: {0}")]
     Llm(String),
+    #[error("cache: {0}")]
+    Cache(String),
+    #[error(
+        "another c2s build is writing {path} (lock {lock})\n  help: wait for it to finish, or remove the lock file if no c2s process is running"
+    )]
+    Busy { path: PathBuf, lock: PathBuf },
 }
 
 impl BuildError {

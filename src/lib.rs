@@ -7,8 +7,11 @@
 //! Backends sit behind traits: `llm::Llm`, `embed::Embedder`, `kmeans::KmeansBackend`.
 
 pub mod build;
+pub mod check;
 pub mod cli;
+pub mod commands;
 pub mod config;
+pub mod db;
 pub mod diag;
 pub mod embed;
 pub mod error;
@@ -22,6 +25,7 @@ pub mod rng;
 pub mod stage;
 pub mod text;
 pub mod tree;
+pub mod watch;
 
 use std::process::ExitCode;
 
@@ -29,71 +33,31 @@ use cli::{Cli, Command};
 use error::Error;
 use progress::Progress;
 
-/// Exit code: success.
+/// Exit code: success (for `check`: the output is fresh).
 pub const EXIT_OK: u8 = 0;
+/// Exit code: `check` found stale output.
+pub const EXIT_STALE: u8 = 1;
 /// Exit code: an error (bad config, no documents, IO failure).
 pub const EXIT_ERROR: u8 = 2;
 
 /// Runs one CLI invocation and returns the process exit code.
 pub fn run(cli: Cli) -> ExitCode {
-    match dispatch(&cli) {
+    let progress = Progress::new(cli.quiet);
+    let result = match &cli.command {
+        Command::Build(args) => commands::build_cmd(args, &progress),
+        Command::Check(args) => commands::check_cmd(args),
+        Command::Watch(args) => watch::watch_cmd(args, &progress),
+        Command::Clean(args) => commands::clean_cmd(args, &progress),
+        Command::Cache { action } => commands::cache_cmd(action, &progress),
+    };
+    match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::from(EXIT_ERROR)
+            ExitCode::from(commands::exit_code(&e))
         }
     }
 }
 
-fn dispatch(cli: &Cli) -> Result<u8, Error> {
-    let progress = Progress::new(cli.quiet);
-    match &cli.command {
-        Command::Build(args) => {
-            let target = args.target.resolve()?;
-            let opts = build::BuildOptions {
-                loaded: target.loaded,
-                out_dir: target.out_dir,
-                display_base: target.display_base,
-            };
-            let report = build::build(&opts, &progress)?;
-            if args.json {
-                println!("{}", serde_json::to_string(&report)?);
-            }
-            progress.status(
-                "Finished",
-                &format!(
-                    "{} documents → {} skills, {} levels, {} navigation files in {:.2}s ({} warnings, {} files written) → {}",
-                    report.documents,
-                    report.skills,
-                    report.levels,
-                    report.navigation_files,
-                    report.seconds,
-                    report.warnings,
-                    report.files.written,
-                    report.output
-                ),
-            );
-            Ok(EXIT_OK)
-        }
-        Command::Clean(args) => {
-            let target = args.resolve()?;
-            clean(&target.out_dir, &progress)?;
-            Ok(EXIT_OK)
-        }
-    }
-}
-
-fn clean(out: &std::path::Path, progress: &Progress) -> Result<(), Error> {
-    if !out.exists() {
-        progress.status("Clean", &format!("nothing to remove at {}", out.display()));
-        return Ok(());
-    }
-    output::check_replaceable(out)?;
-    std::fs::remove_dir_all(out).map_err(|source| Error::Io {
-        context: "cannot remove",
-        path: out.to_path_buf(),
-        source,
-    })?;
-    progress.status("Removed", &out.display().to_string());
-    Ok(())
-}
+/// Keeps `Error` in use for library callers.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -11,8 +11,11 @@ pub struct Lock {
     pub config_hash: String,
     /// Prompt (or extractive algorithm) version per LLM stage.
     pub prompt_versions: BTreeMap<String, String>,
-    /// Model ids per role: `llm`, `embed`, `kmeans`.
+    /// Model ids per role: `llm`, `embed`.
     pub models: BTreeMap<String, String>,
+    /// Number of documents and of cluster levels of the build.
+    pub documents: usize,
+    pub levels: usize,
     /// Source path → blake3 of its bytes.
     pub sources: BTreeMap<String, String>,
     /// Output path → blake3 of its bytes (every output file except the lock itself).

@@ -26,6 +26,38 @@ fn sibling(out: &Path, tag: &str) -> PathBuf {
     out.with_file_name(format!(".{name}.c2s-{tag}"))
 }
 
+/// An exclusive lock on one output folder, held for a whole build (released on drop, and by
+/// the OS if the process dies).
+pub struct BuildLock {
+    _file: fs::File,
+}
+
+impl BuildLock {
+    /// Takes the lock; when another build holds it, `on_wait` is told and this waits.
+    pub fn acquire(out: &Path, on_wait: impl FnOnce(&Path)) -> Result<BuildLock, BuildError> {
+        let path = sibling(out, "build.lock");
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            fs::create_dir_all(parent).map_err(|e| BuildError::io("cannot create", parent, e))?;
+        }
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| BuildError::io("cannot open lock", &path, e))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                on_wait(&path);
+                file.lock()
+                    .map_err(|e| BuildError::io("cannot lock", &path, e))?;
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(BuildError::io("cannot lock", &path, e)),
+        }
+        Ok(BuildLock { _file: file })
+    }
+}
+
 /// Restores an output left half-swapped by a killed build, and removes stale temporary folders.
 pub fn recover(out: &Path) -> Result<(), BuildError> {
     let old = sibling(out, "old");

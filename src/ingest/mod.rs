@@ -315,50 +315,90 @@ fn io_reason(e: &ignore::Error) -> String {
 /// Reads one file: size cap, binary check, UTF-8 decoding, then the format parser.
 fn read_file(c: &Candidate, opts: &IngestOptions, d: &mut Diagnostics) -> Option<FileResult> {
     let format = c.format?;
-    let meta = match std::fs::metadata(&c.path) {
-        Ok(m) => m,
-        Err(e) => {
+    let content = load(c, opts);
+    let hash = content.hash();
+    let records = match content {
+        Content::Unreadable(e) => {
             d.warn(&c.display, None, format!("unreadable ({e}); skipped"));
-            return None;
+            Vec::new()
+        }
+        Content::TooLarge(len) => {
+            d.warn(
+                &c.display,
+                None,
+                format!(
+                    "file is {len} bytes, over corpus.max_file_bytes = {}; skipped (raise the cap to include it)",
+                    opts.max_file_bytes
+                ),
+            );
+            Vec::new()
+        }
+        Content::Bytes(bytes) if bytes[..bytes.len().min(8192)].contains(&0) => {
+            d.warn(
+                &c.display,
+                None,
+                "binary file (contains NUL bytes); skipped",
+            );
+            Vec::new()
+        }
+        Content::Bytes(bytes) => {
+            let text = decode(bytes, &c.display, d);
+            let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+            formats::parse(format, text, &c.display, d)
         }
     };
-    if meta.len() > opts.max_file_bytes {
-        d.warn(
-            &c.display,
-            None,
-            format!(
-                "file is {} bytes, over corpus.max_file_bytes = {}; skipped (raise the cap to include it)",
-                meta.len(),
-                opts.max_file_bytes
-            ),
-        );
-        return None;
-    }
-    let bytes = match std::fs::read(&c.path) {
-        Ok(b) => b,
-        Err(e) => {
-            d.warn(&c.display, None, format!("unreadable ({e}); skipped"));
-            return None;
-        }
-    };
-    if bytes[..bytes.len().min(8192)].contains(&0) {
-        d.warn(
-            &c.display,
-            None,
-            "binary file (contains NUL bytes); skipped",
-        );
-        return None;
-    }
-    let hash = blake3::hash(&bytes).to_hex()[..32].to_string();
-    let text = decode(bytes, &c.display, d);
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    let records = formats::parse(format, text, &c.display, d);
     Some(FileResult {
         display: c.display.clone(),
         rel: c.rel.clone(),
         hash,
         records,
     })
+}
+
+/// A source file's bytes, or why there are none.
+enum Content {
+    Bytes(Vec<u8>),
+    TooLarge(u64),
+    Unreadable(String),
+}
+
+impl Content {
+    /// The hash recorded in the manifest: of the bytes, or of the reason they were not read.
+    fn hash(&self) -> String {
+        match self {
+            Content::Bytes(b) => blake3::hash(b).to_hex()[..32].to_string(),
+            Content::TooLarge(n) => format!("oversize:{n}"),
+            Content::Unreadable(_) => "unreadable".to_string(),
+        }
+    }
+}
+
+fn load(c: &Candidate, opts: &IngestOptions) -> Content {
+    match std::fs::metadata(&c.path) {
+        Err(e) => Content::Unreadable(e.to_string()),
+        Ok(m) if m.len() > opts.max_file_bytes => Content::TooLarge(m.len()),
+        Ok(_) => match std::fs::read(&c.path) {
+            Ok(b) => Content::Bytes(b),
+            Err(e) => Content::Unreadable(e.to_string()),
+        },
+    }
+}
+
+/// Every source file the build would read, with the hash the manifest records, without parsing
+/// anything (what `c2s check` compares).
+pub fn scan_sources(opts: &IngestOptions) -> Result<Vec<SourceFile>, BuildError> {
+    let include = Globs::new("include", opts.include)?;
+    let exclude = Globs::new("exclude", opts.exclude)?;
+    let mut quiet = Diagnostics::default();
+    let files = collect_files(opts, &include, &exclude, &mut quiet)?;
+    Ok(files
+        .par_iter()
+        .filter(|c| c.format.is_some())
+        .map(|c| SourceFile {
+            path: c.display.clone(),
+            hash: load(c, opts).hash(),
+        })
+        .collect())
 }
 
 fn decode(bytes: Vec<u8>, file: &str, d: &mut Diagnostics) -> String {

@@ -16,6 +16,10 @@ impl Llm for Extractive {
         EXTRACTIVE_VERSION.to_string()
     }
 
+    fn prompt_version(&self, stage: &str) -> String {
+        format!("{EXTRACTIVE_VERSION}/{stage}")
+    }
+
     fn card(&self, input: &CardInput) -> Result<Card, LlmError> {
         let head = clip_chars(input.text, 6000);
         let plain = plain_text(head);

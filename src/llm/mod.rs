@@ -69,6 +69,8 @@ pub enum LlmError {
 pub trait Llm: Send + Sync {
     /// Model identity (goes into every memo key and the manifest).
     fn model_id(&self) -> String;
+    /// Version (or hash) of the prompt a stage uses; part of the stage's memo keys.
+    fn prompt_version(&self, stage: &str) -> String;
     fn card(&self, input: &CardInput) -> Result<Card, LlmError>;
     fn summarize(&self, input: &ClusterInput) -> Result<String, LlmError>;
     /// A 2–5 word label for a cluster (sanitized into a slug by the caller).

@@ -1,31 +1,62 @@
-//! Card stage: one card per document (frontmatter title + description need no LLM call).
+//! Card stage: one card per document, memoized by the document's content hash and the model.
 
-use rayon::prelude::*;
-
+use crate::db::cache::KeyParts;
+use crate::db::exec::{Executor, Json, Plan};
 use crate::error::BuildError;
 use crate::ingest::Document;
-use crate::llm::{Card, CardInput, Llm};
+use crate::llm::{Card, CardInput, Extractive, Llm};
 
-/// Cards for every document, in document order. Returns the cards and how many called the LLM.
+/// Version of the card stage's key layout.
+pub const CARD_VERSION: u32 = 1;
+
+/// The memo key of a document's card.
+pub fn card_key(doc: &Document, llm: &dyn Llm) -> KeyParts {
+    KeyParts {
+        stage: "card".into(),
+        stage_version: CARD_VERSION,
+        prompt: llm.prompt_version("card"),
+        model: llm.model_id(),
+        inputs: vec![doc.content_hash.clone()],
+    }
+}
+
+/// Whether frontmatter already gives the card's title and one-line (no LLM call needed).
+pub fn has_own_card(doc: &Document) -> bool {
+    doc.title.is_some() && doc.description.is_some()
+}
+
+/// Cards for every document, in document order.
 pub fn cards(
     docs: &[Document],
     llm: &dyn Llm,
+    exec: &mut Executor,
     bar: &indicatif::ProgressBar,
-) -> Result<(Vec<Card>, usize), BuildError> {
-    let cards: Result<Vec<Card>, BuildError> = docs
-        .par_iter()
-        .map(|d| {
+) -> Result<Vec<Card>, BuildError> {
+    let cards: Vec<Json<Card>> = exec.run(
+        "card",
+        docs,
+        |d| Plan {
+            subject: d.id.clone(),
+            parts: card_key(d, llm),
+            input_chars: d.text.len(),
+        },
+        |d| {
             let input = CardInput {
                 title: d.title.as_deref(),
                 description: d.description.as_deref(),
                 text: &d.text,
             };
-            let card = llm.card(&input).map_err(|e| {
-                BuildError::Llm(format!("card for document `{}` ({}): {e}", d.id, d.source))
-            });
+            // Frontmatter title + description: the extractive card keeps them and only adds phrases.
+            let card = if has_own_card(d) {
+                Extractive.card(&input)
+            } else {
+                llm.card(&input)
+            };
             bar.inc(1);
-            card
-        })
-        .collect();
-    Ok((cards?, docs.len()))
+            card.map(Json).map_err(|e| {
+                BuildError::Llm(format!("card for document `{}` ({}): {e}", d.id, d.source))
+            })
+        },
+    )?;
+    Ok(cards.into_iter().map(|c| c.0).collect())
 }

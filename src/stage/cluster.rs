@@ -127,7 +127,26 @@ pub fn cluster_level(
             s.into_iter().take(params.max_stubs).map(|x| x.1).collect()
         })
         .collect();
-    split_oversized(data, LevelClusters { groups, stubs }, params, backend)
+    let mut lc = split_oversized(data, LevelClusters { groups, stubs }, params, backend);
+    for g in &mut lc.groups {
+        order_by_centrality(g, data);
+    }
+    lc
+}
+
+/// Sorts members by cosine to their normalized mean, most central first (ties by index). The
+/// order depends on the members alone, so a cold build and a warm start agree on it.
+pub fn order_by_centrality(members: &mut [usize], data: &Matrix) {
+    let mut c = vec![0.0f32; data.dims];
+    for &m in members.iter() {
+        c.iter_mut().zip(data.row(m)).for_each(|(a, x)| *a += x);
+    }
+    crate::kmeans::normalize(&mut c);
+    members.sort_by(|&a, &b| {
+        dot(&c, data.row(b))
+            .total_cmp(&dot(&c, data.row(a)))
+            .then(a.cmp(&b))
+    });
 }
 
 /// Splits every cluster larger than `1.5 p` with a local K-Means into `ceil(size / p)` parts, so

@@ -1,16 +1,18 @@
 //! The level loop: cluster, summarize, label, repartition and re-embed, bottom-up, until at most K nodes remain.
 
 use crate::config::Config;
+use crate::db::exec::Executor;
 use crate::embed::Embedder;
 use crate::error::BuildError;
 use crate::ingest::Document;
-use crate::kmeans::simd::dot;
 use crate::kmeans::{KmeansBackend, KmeansParams, Matrix, normalize};
 use crate::llm::{Card, Llm};
-use crate::stage::cluster::{LevelClusters, LevelParams, cluster_level, clusters_for};
+use crate::stage::cluster::{
+    LevelClusters, LevelParams, cluster_level, clusters_for, order_by_centrality,
+};
 use crate::stage::embed::embed_texts;
 use crate::stage::repartition::plan_merges;
-use crate::stage::summarize::{reembed_text, summarize_nodes};
+use crate::stage::summarize::{node_subject, reembed_text, summarize_nodes};
 use crate::tree::{Node, Tree};
 
 /// At most this many `@see` stubs per leaf group, so navigation files stay small.
@@ -22,9 +24,7 @@ pub const REPARTITION_LEVELS: usize = 2;
 #[derive(Debug, Default, Clone)]
 pub struct HierarchyStats {
     pub clusterings: usize,
-    pub llm_calls: usize,
     pub merges: usize,
-    pub reembeds: usize,
     /// Seconds spent per step, summed over levels.
     pub cluster_secs: f64,
     pub summarize_secs: f64,
@@ -45,6 +45,7 @@ pub struct HierarchyInput<'a> {
 /// Builds the whole tree from document vectors.
 pub fn build_tree(
     input: &HierarchyInput,
+    exec: &mut Executor,
     mut on_level: impl FnMut(usize, usize),
 ) -> Result<(Tree, HierarchyStats), BuildError> {
     let t = &input.config.tree;
@@ -75,7 +76,7 @@ pub fn build_tree(
         stats.cluster_secs += clock.elapsed().as_secs_f64();
         let clock = std::time::Instant::now();
         let mut nodes = add_level(&mut tree, &lc, level, &below);
-        stats.llm_calls += summarize_nodes(&mut tree, &nodes, input.docs, input.cards, input.llm)?;
+        summarize_nodes(&mut tree, &nodes, input.docs, input.cards, input.llm, exec)?;
         if level <= REPARTITION_LEVELS {
             let merged = repartition(
                 &mut tree,
@@ -87,17 +88,20 @@ pub fn build_tree(
                 2 * t.p,
             );
             stats.merges += merged.len();
-            stats.llm_calls +=
-                summarize_nodes(&mut tree, &merged, input.docs, input.cards, input.llm)?;
+            summarize_nodes(&mut tree, &merged, input.docs, input.cards, input.llm, exec)?;
         }
         stats.summarize_secs += clock.elapsed().as_secs_f64();
         let clock = std::time::Instant::now();
-        let texts: Vec<String> = nodes
+        let texts: Vec<(String, String)> = nodes
             .iter()
-            .map(|&i| reembed_text(&tree, i, input.cards))
+            .map(|&i| {
+                (
+                    node_subject(&tree, i, input.docs),
+                    reembed_text(&tree, i, input.cards),
+                )
+            })
             .collect();
-        current = embed_texts(&texts, input.embedder)?;
-        stats.reembeds += texts.len();
+        current = embed_texts("reembed", &texts, input.embedder, exec)?;
         for (row, &i) in nodes.iter().enumerate() {
             tree.nodes[i].vector = current.row(row).to_vec();
         }
@@ -166,13 +170,8 @@ fn repartition(
     for &(keep, gone) in &merges {
         let mut members = lc.groups[keep].clone();
         members.extend(lc.groups[gone].iter().copied());
-        let c = centroid(inputs, &members);
-        let mut scored: Vec<(f32, usize)> = members
-            .iter()
-            .map(|&m| (dot(&c, inputs.row(m)), m))
-            .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        lc.groups[keep] = scored.into_iter().map(|x| x.1).collect();
+        order_by_centrality(&mut members, inputs);
+        lc.groups[keep] = members;
         let mut stubs = lc.stubs[keep].clone();
         stubs.extend(lc.stubs[gone].iter().copied());
         stubs.retain(|s| !lc.groups[keep].contains(s));

@@ -5,6 +5,7 @@ pub mod cluster;
 pub mod embed;
 pub mod enrich;
 pub mod hierarchy;
+pub mod incremental;
 pub mod label;
 pub mod render;
 pub mod repartition;

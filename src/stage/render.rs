@@ -24,32 +24,55 @@ pub const MAX_DESCRIPTION: usize = 1024;
 /// Names every node's folder (`skill-NN-slug` at the top, `group-NN-slug` below) and sets its path.
 pub fn assign_paths(tree: &mut Tree) {
     let roots = tree.roots.clone();
-    strip_common_words(tree, &roots);
-    let named = sibling_slugs(tree, &roots);
-    tree.roots = named.iter().map(|x| x.0).collect();
-    let width = digits(named.len());
-    let mut stack: Vec<(usize, String)> = Vec::new();
-    for (pos, (node, slug)) in named.into_iter().enumerate() {
-        let folder = format!("skill-{pos:0width$}-{slug}");
-        stack.push((node, format!("skills/{folder}")));
-        tree.nodes[node].folder = folder;
-    }
+    tree.roots = name_siblings(tree, &roots, "skill");
+    let mut stack: Vec<(usize, String)> = tree
+        .roots
+        .iter()
+        .map(|&r| (r, format!("skills/{}", tree.nodes[r].folder)))
+        .collect();
     while let Some((node, path)) = stack.pop() {
         tree.nodes[node].path = path.clone();
         let kids = tree.nodes[node].children.clone();
         if kids.is_empty() {
             continue;
         }
-        strip_common_words(tree, &kids);
-        let named = sibling_slugs(tree, &kids);
-        let width = digits(named.len());
-        tree.nodes[node].children = named.iter().map(|x| x.0).collect();
-        for (pos, (child, slug)) in named.into_iter().enumerate() {
-            let folder = format!("group-{pos:0width$}-{slug}");
-            stack.push((child, format!("{path}/{folder}")));
-            tree.nodes[child].folder = folder;
+        tree.nodes[node].children = name_siblings(tree, &kids, "group");
+        for &c in &tree.nodes[node].children {
+            stack.push((c, format!("{path}/{}", tree.nodes[c].folder)));
         }
     }
+}
+
+/// Names one sibling set and returns it in folder order. Nodes that already have a folder (from
+/// the previous build) keep it, so untouched clusters never move; new nodes get the next free
+/// numbers. A fresh set is numbered in label order.
+fn name_siblings(tree: &mut Tree, siblings: &[usize], prefix: &str) -> Vec<usize> {
+    strip_common_words(tree, siblings);
+    let named = sibling_slugs(tree, siblings);
+    let number = |folder: &str| {
+        folder
+            .split('-')
+            .nth(1)
+            .and_then(|n| n.parse::<usize>().ok())
+    };
+    let mut next = siblings
+        .iter()
+        .filter_map(|&s| number(&tree.nodes[s].folder))
+        .max()
+        .map_or(0, |m| m + 1);
+    let width = digits(named.len().max(next + named.len()));
+    let fresh = next == 0;
+    for (pos, (node, slug)) in named.iter().enumerate() {
+        if !tree.nodes[*node].folder.is_empty() {
+            continue;
+        }
+        let n = if fresh { pos } else { next };
+        next += usize::from(!fresh);
+        tree.nodes[*node].folder = format!("{prefix}-{n:0width$}-{slug}");
+    }
+    let mut order: Vec<usize> = siblings.to_vec();
+    order.sort_by(|&a, &b| tree.nodes[a].folder.cmp(&tree.nodes[b].folder));
+    order
 }
 
 fn digits(n: usize) -> usize {

@@ -2,8 +2,8 @@
 
 use std::collections::HashMap;
 
-use rayon::prelude::*;
-
+use crate::db::cache::KeyParts;
+use crate::db::exec::{Executor, Json, Plan};
 use crate::error::BuildError;
 use crate::ingest::Document;
 use crate::llm::{Card, ClusterInput, ClusterItem, Llm, Tags};
@@ -48,48 +48,135 @@ pub fn cluster_input(tree: &Tree, node: usize, docs: &[Document], cards: &[Card]
     ClusterInput { leaf: false, items }
 }
 
-/// (node, summary, label, tags of a leaf).
-type NodeText = (usize, String, String, Option<Tags>);
+/// Version of the summary/label/tags key layout.
+pub const SUMMARY_VERSION: u32 = 1;
 
-/// Summary, label and tags of the given nodes; returns the number of LLM calls made.
+fn input_hash(input: &ClusterInput) -> String {
+    let mut h = blake3::Hasher::new();
+    h.update(if input.leaf { b"leaf" } else { b"node" });
+    for i in &input.items {
+        h.update(i.title.as_bytes());
+        h.update(b"\x1f");
+        h.update(i.text.as_bytes());
+        h.update(b"\x1e");
+    }
+    h.finalize().to_hex()[..32].to_string()
+}
+
+fn chars(input: &ClusterInput) -> usize {
+    input
+        .items
+        .iter()
+        .map(|i| i.title.len() + i.text.len())
+        .sum()
+}
+
+fn key(stage: &str, llm: &dyn Llm, inputs: Vec<String>) -> KeyParts {
+    KeyParts {
+        stage: stage.into(),
+        stage_version: SUMMARY_VERSION,
+        prompt: llm.prompt_version(stage),
+        model: llm.model_id(),
+        inputs,
+    }
+}
+
+/// How `--explain` names a node: its level and its first document.
+pub fn node_subject(tree: &Tree, node: usize, docs: &[Document]) -> String {
+    let first = tree
+        .descendant_docs(node)
+        .into_iter()
+        .min_by(|a, b| docs[*a].id.cmp(&docs[*b].id));
+    format!(
+        "level {} group of `{}`",
+        tree.nodes[node].level,
+        first.map_or("?", |d| docs[d].id.as_str())
+    )
+}
+
+/// Summary, label and tags of the given nodes, through the memo (stages `summary`, `label`, `tags`).
 pub fn summarize_nodes(
     tree: &mut Tree,
     nodes: &[usize],
     docs: &[Document],
     cards: &[Card],
     llm: &dyn Llm,
-) -> Result<usize, BuildError> {
-    let results: Result<Vec<NodeText>, BuildError> = nodes
-        .par_iter()
+    exec: &mut Executor,
+) -> Result<(), BuildError> {
+    let inputs: Vec<(String, ClusterInput, String)> = nodes
+        .iter()
         .map(|&i| {
             let input = cluster_input(tree, i, docs, cards);
-            let wrap = |stage: &str, e: crate::llm::LlmError| {
-                BuildError::Llm(format!("{stage} of cluster {i}: {e}"))
-            };
-            let summary = llm.summarize(&input).map_err(|e| wrap("summary", e))?;
-            let label = llm.label(&input, &summary).map_err(|e| wrap("label", e))?;
-            let tags = if input.leaf {
-                Some(llm.tags(&input).map_err(|e| wrap("tags", e))?)
-            } else {
-                None
-            };
-            Ok((i, summary, clean_label(&label), tags))
+            let hash = input_hash(&input);
+            (node_subject(tree, i, docs), input, hash)
         })
         .collect();
-    let results = results?;
-    let mut calls = 0;
-    for (i, summary, label, tags) in results {
-        calls += 2 + usize::from(tags.is_some());
-        let tags = match tags {
-            Some(t) => t,
-            None => aggregate_tags(tree, i),
+    let wrap = |stage: &str, subject: &str, e: crate::llm::LlmError| {
+        BuildError::Llm(format!("{stage} of the {subject}: {e}"))
+    };
+    let summaries: Vec<Json<String>> = exec.run(
+        "summary",
+        &inputs,
+        |(subject, input, h)| Plan {
+            subject: subject.clone(),
+            parts: key("summary", llm, vec![h.clone()]),
+            input_chars: chars(input),
+        },
+        |(subject, input, _)| {
+            llm.summarize(input)
+                .map(Json)
+                .map_err(|e| wrap("summary", subject, e))
+        },
+    )?;
+    let with_summary: Vec<(&(String, ClusterInput, String), &str)> = inputs
+        .iter()
+        .zip(summaries.iter().map(|s| s.0.as_str()))
+        .collect();
+    let labels: Vec<Json<String>> = exec.run(
+        "label",
+        &with_summary,
+        |((subject, input, h), summary)| {
+            let sh = blake3::hash(summary.as_bytes()).to_hex()[..32].to_string();
+            Plan {
+                subject: subject.clone(),
+                parts: key("label", llm, vec![h.clone(), sh]),
+                input_chars: chars(input) + summary.len(),
+            }
+        },
+        |((subject, input, _), summary)| {
+            llm.label(input, summary)
+                .map(|l| Json(clean_label(&l)))
+                .map_err(|e| wrap("label", subject, e))
+        },
+    )?;
+    let leaves: Vec<&(String, ClusterInput, String)> = inputs.iter().filter(|x| x.1.leaf).collect();
+    let leaf_tags: Vec<Json<Tags>> = exec.run(
+        "tags",
+        &leaves,
+        |(subject, input, h)| Plan {
+            subject: subject.clone(),
+            parts: key("tags", llm, vec![h.clone()]),
+            input_chars: chars(input),
+        },
+        |(subject, input, _)| {
+            llm.tags(input)
+                .map(Json)
+                .map_err(|e| wrap("tags", subject, e))
+        },
+    )?;
+    let mut leaf_tags = leaf_tags.into_iter();
+    for (pos, &i) in nodes.iter().enumerate() {
+        let tags = if inputs[pos].1.leaf {
+            leaf_tags.next().expect("one tag set per leaf").0
+        } else {
+            aggregate_tags(tree, i)
         };
         let n = &mut tree.nodes[i];
-        n.summary = summary;
-        n.label = label;
+        n.summary = summaries[pos].0.clone();
+        n.label = labels[pos].0.clone();
         n.tags = tags;
     }
-    Ok(calls)
+    Ok(())
 }
 
 /// A label of at most 5 words, letters, digits and spaces only.

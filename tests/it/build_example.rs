@@ -18,7 +18,18 @@ fn tree_snapshot(out: &std::path::Path) -> String {
 fn example_tree_snapshot() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    ok(&repo(), &["build", "-q", "--out", out.to_str().unwrap()]);
+    let cache = format!("cache.path={}", tmp.path().join("memo.sqlite").display());
+    ok(
+        &repo(),
+        &[
+            "build",
+            "-q",
+            "--out",
+            out.to_str().unwrap(),
+            "--set",
+            &cache,
+        ],
+    );
     let list = files(&out).join("\n");
     insta_settings().bind(|| {
         insta::assert_snapshot!("example_file_list", list);
@@ -30,8 +41,17 @@ fn example_tree_snapshot() {
 fn two_builds_are_byte_identical() {
     let tmp = tempfile::tempdir().unwrap();
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
-    ok(&repo(), &["build", "-q", "--out", a.to_str().unwrap()]);
-    ok(&repo(), &["build", "-q", "--out", b.to_str().unwrap()]);
+    // Separate caches: the second build must compute everything again and still match.
+    let ca = format!("cache.path={}", tmp.path().join("ca.sqlite").display());
+    let cb = format!("cache.path={}", tmp.path().join("cb.sqlite").display());
+    ok(
+        &repo(),
+        &["build", "-q", "--out", a.to_str().unwrap(), "--set", &ca],
+    );
+    ok(
+        &repo(),
+        &["build", "-q", "--out", b.to_str().unwrap(), "--set", &cb],
+    );
     assert_eq!(files(&a), files(&b));
     for f in files(&a) {
         assert_eq!(
@@ -56,11 +76,17 @@ fn mtimes(out: &std::path::Path) -> Vec<(String, SystemTime)> {
 fn rebuild_without_changes_touches_nothing_and_json_reports() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    let first: serde_json::Value = serde_json::from_str(&ok(
-        &repo(),
-        &["build", "-q", "--json", "--out", out.to_str().unwrap()],
-    ))
-    .unwrap();
+    let cache = format!("cache.path={}", tmp.path().join("memo.sqlite").display());
+    let args = [
+        "build",
+        "-q",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        &cache,
+    ];
+    let first: serde_json::Value = serde_json::from_str(&ok(&repo(), &args)).unwrap();
     for key in [
         "documents",
         "levels",
@@ -74,15 +100,14 @@ fn rebuild_without_changes_touches_nothing_and_json_reports() {
         assert!(first.get(key).is_some(), "--json lacks {key}: {first}");
     }
     assert_eq!(first["documents"], 29);
-    assert!(first["stages"]["card"]["computed"].as_u64().unwrap() > 0);
+    assert_eq!(first["stages"]["card"]["computed"], 29);
+    assert_eq!(first["stages"]["card"]["reused"], 0);
     let before = mtimes(&out);
     std::thread::sleep(std::time::Duration::from_millis(20));
-    let second: serde_json::Value = serde_json::from_str(&ok(
-        &repo(),
-        &["build", "-q", "--json", "--out", out.to_str().unwrap()],
-    ))
-    .unwrap();
+    let second: serde_json::Value = serde_json::from_str(&ok(&repo(), &args)).unwrap();
     assert_eq!(second["files"]["written"], 0);
+    assert_eq!(second["tree"]["kind"], "up_to_date");
+    assert_eq!(second["stages"], serde_json::json!({}));
     assert_eq!(mtimes(&out), before);
 }
 
@@ -90,11 +115,25 @@ fn rebuild_without_changes_touches_nothing_and_json_reports() {
 fn progress_lines_and_quiet() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    let o = c2s(&repo(), &["build", "--out", out.to_str().unwrap()]);
+    let cache = format!("cache.path={}", tmp.path().join("memo.sqlite").display());
+    let o = c2s(
+        &repo(),
+        &["build", "--out", out.to_str().unwrap(), "--set", &cache],
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("Ingested 29 documents"), "{err}");
     assert!(err.contains("Finished"), "{err}");
-    let q = c2s(&repo(), &["build", "-q", "--out", out.to_str().unwrap()]);
+    let q = c2s(
+        &repo(),
+        &[
+            "build",
+            "-q",
+            "--out",
+            out.to_str().unwrap(),
+            "--set",
+            &cache,
+        ],
+    );
     assert!(
         q.stderr.is_empty(),
         "{}",

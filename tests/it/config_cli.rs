@@ -46,6 +46,8 @@ fn set_overrides_a_knob() {
             "-q",
             "--json",
             "--set",
+            &format!("cache.path={}", tmp.path().join("m.sqlite").display()),
+            "--set",
             "K=2",
             "--set",
             "tree.p=4",

@@ -1,0 +1,164 @@
+//! `c2s check`: is the committed output fresh? Answered from `c2s.lock` alone: no cache, no
+//! network, no LLM; sources and outputs are hashed and compared with the manifest.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::config::Loaded;
+use crate::error::BuildError;
+use crate::ingest::{IngestOptions, scan_sources};
+use crate::manifest::{Lock, file_hash};
+use crate::output::{LOCK_FILE, list_files};
+
+/// Everything that makes the output stale.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+pub struct Staleness {
+    /// There is no `c2s.lock` (never built, or the output is gone).
+    pub no_lock: bool,
+    pub sources_added: Vec<String>,
+    pub sources_modified: Vec<String>,
+    pub sources_deleted: Vec<String>,
+    /// Output files whose contents differ from the manifest (edited by hand).
+    pub outputs_modified: Vec<String>,
+    pub outputs_missing: Vec<String>,
+    /// Files in the output that the build did not write.
+    pub outputs_unexpected: Vec<String>,
+    pub config_changed: bool,
+    /// (built by, running) when the c2s versions differ.
+    pub version_changed: Option<(String, String)>,
+}
+
+impl Staleness {
+    pub fn is_fresh(&self) -> bool {
+        *self == Staleness::default()
+    }
+}
+
+/// Reads the manifest of `out`, if any.
+pub fn read_lock(out: &Path) -> Result<Option<Lock>, BuildError> {
+    let path = out.join(LOCK_FILE);
+    match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+            BuildError::io(
+                "cannot parse",
+                &path,
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("{e}; rebuild to replace it"),
+                ),
+            )
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(BuildError::io("cannot read", &path, e)),
+    }
+}
+
+/// Compares the current sources, config and output files with the manifest.
+pub fn staleness(
+    loaded: &Loaded,
+    out: &Path,
+    display_base: &Path,
+) -> Result<Staleness, BuildError> {
+    let Some(lock) = read_lock(out)? else {
+        return Ok(Staleness {
+            no_lock: true,
+            ..Staleness::default()
+        });
+    };
+    let cfg = &loaded.config;
+    let opts = IngestOptions {
+        paths: cfg.corpus.paths.iter().map(|p| loaded.resolve(p)).collect(),
+        include: &cfg.corpus.include,
+        exclude: &cfg.corpus.exclude,
+        max_file_bytes: cfg.corpus.max_file_bytes,
+        max_doc_chars: cfg.tree.max_doc_chars,
+        display_base: display_base.to_path_buf(),
+        skip_dirs: vec![out.to_path_buf()],
+    };
+    let mut st = Staleness::default();
+    let now: BTreeMap<String, String> = scan_sources(&opts)?
+        .into_iter()
+        .map(|s| (s.path, s.hash))
+        .collect();
+    diff(
+        &lock.sources,
+        &now,
+        &mut st.sources_added,
+        &mut st.sources_modified,
+        &mut st.sources_deleted,
+    );
+    let on_disk: BTreeSet<String> = list_files(out)?
+        .into_iter()
+        .filter(|f| f != LOCK_FILE)
+        .collect();
+    for (path, hash) in &lock.outputs {
+        match std::fs::read(out.join(path)) {
+            Ok(bytes) if &file_hash(&bytes) == hash => {}
+            Ok(_) => st.outputs_modified.push(path.clone()),
+            Err(_) => st.outputs_missing.push(path.clone()),
+        }
+    }
+    st.outputs_unexpected = on_disk
+        .into_iter()
+        .filter(|f| !lock.outputs.contains_key(f))
+        .collect();
+    st.config_changed = lock.config_hash != cfg.hash(&loaded.base_dir);
+    let running = env!("CARGO_PKG_VERSION");
+    if lock.c2s_version != running {
+        st.version_changed = Some((lock.c2s_version.clone(), running.to_string()));
+    }
+    Ok(st)
+}
+
+fn diff(
+    old: &BTreeMap<String, String>,
+    new: &BTreeMap<String, String>,
+    added: &mut Vec<String>,
+    modified: &mut Vec<String>,
+    deleted: &mut Vec<String>,
+) {
+    for (p, h) in new {
+        match old.get(p) {
+            None => added.push(p.clone()),
+            Some(o) if o != h => modified.push(p.clone()),
+            _ => {}
+        }
+    }
+    deleted.extend(old.keys().filter(|p| !new.contains_key(*p)).cloned());
+}
+
+/// The human-readable report: one line per finding, then the fix.
+pub fn render(st: &Staleness, out: &str, fix: &str) -> String {
+    if st.is_fresh() {
+        return format!("{out} is up to date\n");
+    }
+    let mut s = format!("{out} is stale:\n");
+    if st.no_lock {
+        s.push_str(&format!(
+            "  no {LOCK_FILE} in {out}: it was never built (or was removed)\n"
+        ));
+    }
+    let groups: [(&str, &Vec<String>); 6] = [
+        ("added source", &st.sources_added),
+        ("modified source", &st.sources_modified),
+        ("deleted source", &st.sources_deleted),
+        ("hand-edited output", &st.outputs_modified),
+        ("missing output", &st.outputs_missing),
+        ("unexpected output", &st.outputs_unexpected),
+    ];
+    for (what, list) in groups {
+        for p in list {
+            s.push_str(&format!("  {what}: {p}\n"));
+        }
+    }
+    if st.config_changed {
+        s.push_str("  configuration changed since the last build\n");
+    }
+    if let Some((built, running)) = &st.version_changed {
+        s.push_str(&format!("  built by c2s {built}, this is c2s {running}\n"));
+    }
+    s.push_str(&format!("help: run `{fix}` and commit the result\n"));
+    s
+}

@@ -1,0 +1,314 @@
+//! The commands behind the CLI: build (and its dry run), check, clean, cache.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::build::{BuildOptions, BuildReport, TreeMode, build};
+use crate::cli::{BuildArgs, CacheAction, CheckArgs, CleanArgs, TargetArgs};
+use crate::db::cache::Memo;
+use crate::db::exec::Miss;
+use crate::error::Error;
+use crate::progress::Progress;
+use crate::{EXIT_ERROR, EXIT_OK, EXIT_STALE};
+
+/// Stages that call the LLM (the others embed or cluster).
+const LLM_STAGES: &[&str] = &["card", "summary", "label", "tags"];
+/// Rough output tokens per LLM call, by stage, for estimates.
+fn output_tokens(stage: &str) -> usize {
+    match stage {
+        "card" => 80,
+        "summary" => 160,
+        "label" => 10,
+        _ => 60,
+    }
+}
+/// Instruction tokens around each call's input, for estimates.
+const PROMPT_OVERHEAD_TOKENS: usize = 250;
+
+pub fn build_cmd(args: &BuildArgs, progress: &Progress) -> Result<u8, Error> {
+    let target = args.target.resolve()?;
+    let opts = BuildOptions {
+        loaded: target.loaded,
+        out_dir: target.out_dir,
+        display_base: target.display_base,
+        full: args.full,
+        dry_run: args.dry_run,
+    };
+    let report = build(&opts, progress)?;
+    if args.dry_run {
+        let estimate = Estimate::of(
+            report.dry_run.as_deref().unwrap_or_default(),
+            &opts.loaded.config,
+        );
+        if args.json {
+            println!(
+                "{}",
+                serde_json::to_string(&DryRunJson {
+                    report: &report,
+                    estimate: &estimate
+                })?
+            );
+        } else {
+            print!("{}", render_dry_run(&report, &estimate, args.explain));
+        }
+        return Ok(EXIT_OK);
+    }
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+    }
+    progress.status("Finished", &summary_line(&report));
+    Ok(EXIT_OK)
+}
+
+fn summary_line(r: &BuildReport) -> String {
+    let fresh = if matches!(r.tree, TreeMode::UpToDate) {
+        "up to date: "
+    } else {
+        ""
+    };
+    let computed: usize = r.stages.values().map(|s| s.computed).sum();
+    let reused: usize = r.stages.values().map(|s| s.reused).sum();
+    format!(
+        "{fresh}{} documents → {} skills, {} levels, {} navigation files in {:.2}s ({} computed, {} reused, {} warnings, {} files written) → {}",
+        r.documents,
+        r.skills,
+        r.levels,
+        r.navigation_files,
+        r.seconds,
+        computed,
+        reused,
+        r.warnings,
+        r.files.written,
+        r.output
+    )
+}
+
+/// What a dry run would cost.
+#[derive(Debug, Default, Serialize)]
+pub struct Estimate {
+    pub results: BTreeMap<&'static str, usize>,
+    pub llm_calls: usize,
+    pub input_tokens: usize,
+    pub output_tokens: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
+}
+
+impl Estimate {
+    pub fn of(misses: &[Miss], config: &crate::config::Config) -> Estimate {
+        let mut e = Estimate::default();
+        for m in misses {
+            *e.results.entry(m.stage).or_insert(0) += 1;
+            if LLM_STAGES.contains(&m.stage) {
+                e.llm_calls += 1;
+                e.input_tokens += m.input_chars.div_ceil(4) + PROMPT_OVERHEAD_TOKENS;
+                e.output_tokens += output_tokens(m.stage);
+            }
+        }
+        let (pi, po) = (
+            config.llm.price_input_per_mtok,
+            config.llm.price_output_per_mtok,
+        );
+        if pi.is_some() || po.is_some() {
+            e.cost = Some(
+                e.input_tokens as f64 / 1e6 * pi.unwrap_or(0.0)
+                    + e.output_tokens as f64 / 1e6 * po.unwrap_or(0.0),
+            );
+        }
+        e
+    }
+}
+
+#[derive(Serialize)]
+struct DryRunJson<'a> {
+    #[serde(flatten)]
+    report: &'a BuildReport,
+    estimate: &'a Estimate,
+}
+
+fn render_dry_run(r: &BuildReport, e: &Estimate, explain: bool) -> String {
+    let mut s = String::new();
+    let tree = match &r.tree {
+        TreeMode::UpToDate => "up to date".to_string(),
+        TreeMode::Warm(w) => format!(
+            "updated in place ({} added, {} deleted, {} split, {} merged)",
+            w.added, w.deleted, w.split, w.merged
+        ),
+        TreeMode::Full { reason } => format!("clustered from scratch ({reason})"),
+    };
+    s.push_str(&format!(
+        "dry run for {}: nothing was written\n  tree: {tree}\n",
+        r.output
+    ));
+    if e.results.is_empty() {
+        s.push_str("  nothing to recompute\n");
+    }
+    for (stage, n) in &e.results {
+        let reused = r.stages.get(stage).map_or(0, |c| c.reused);
+        s.push_str(&format!("  {stage}: {n} to compute, {reused} reused\n"));
+    }
+    s.push_str(&format!(
+        "  LLM calls: {}, estimated tokens: {} in, {} out",
+        e.llm_calls, e.input_tokens, e.output_tokens
+    ));
+    match e.cost {
+        Some(c) => s.push_str(&format!(", estimated cost: {c:.4}\n")),
+        None => s.push_str(
+            " (set llm.price_input_per_mtok / price_output_per_mtok for a cost estimate)\n",
+        ),
+    }
+    if explain {
+        for m in r.dry_run.iter().flatten() {
+            s.push_str(&format!("  {} {}: {}\n", m.stage, m.subject, m.reason));
+        }
+    }
+    s
+}
+
+pub fn check_cmd(args: &CheckArgs) -> Result<u8, Error> {
+    let target = args.target.resolve()?;
+    let st = crate::check::staleness(&target.loaded, &target.out_dir, &target.display_base)?;
+    let out = crate::ingest::display(&target.out_dir, &target.display_base);
+    let fix = args.target.build_command();
+    if args.json {
+        #[derive(Serialize)]
+        struct Json<'a> {
+            fresh: bool,
+            output: &'a str,
+            #[serde(flatten)]
+            findings: &'a crate::check::Staleness,
+            fix: Option<&'a str>,
+        }
+        let fresh = st.is_fresh();
+        let j = Json {
+            fresh,
+            output: &out,
+            findings: &st,
+            fix: (!fresh).then_some(fix.as_str()),
+        };
+        println!("{}", serde_json::to_string(&j)?);
+    } else if st.is_fresh() {
+        print!("{}", crate::check::render(&st, &out, &fix));
+    } else {
+        eprint!("{}", crate::check::render(&st, &out, &fix));
+    }
+    Ok(if st.is_fresh() { EXIT_OK } else { EXIT_STALE })
+}
+
+fn memo_path(target: &TargetArgs) -> Result<std::path::PathBuf, Error> {
+    let t = target.resolve()?;
+    Ok(t.loaded.resolve(&t.loaded.config.cache.path))
+}
+
+pub fn clean_cmd(args: &CleanArgs, progress: &Progress) -> Result<u8, Error> {
+    let target = args.target.resolve()?;
+    remove_output(&target.out_dir, progress)?;
+    if args.cache {
+        let path = memo_path(&args.target)?;
+        let mut removed = false;
+        for suffix in ["", "-wal", "-shm"] {
+            let p = std::path::PathBuf::from(format!("{}{suffix}", path.display()));
+            if p.exists() {
+                std::fs::remove_file(&p).map_err(|source| Error::Io {
+                    context: "cannot remove",
+                    path: p.clone(),
+                    source,
+                })?;
+                removed = true;
+            }
+        }
+        let what = if removed { "Removed" } else { "Clean" };
+        progress.status(what, &format!("cache {}", path.display()));
+    }
+    Ok(EXIT_OK)
+}
+
+fn remove_output(out: &Path, progress: &Progress) -> Result<(), Error> {
+    if !out.exists() {
+        progress.status("Clean", &format!("nothing to remove at {}", out.display()));
+        return Ok(());
+    }
+    crate::output::check_replaceable(out)?;
+    std::fs::remove_dir_all(out).map_err(|source| Error::Io {
+        context: "cannot remove",
+        path: out.to_path_buf(),
+        source,
+    })?;
+    progress.status("Removed", &out.display().to_string());
+    Ok(())
+}
+
+pub fn cache_cmd(action: &CacheAction, progress: &Progress) -> Result<u8, Error> {
+    match action {
+        CacheAction::Stats { target, json } => {
+            let path = memo_path(target)?;
+            if !path.exists() {
+                progress.status("Cache", &format!("{} does not exist yet", path.display()));
+                if *json {
+                    println!(
+                        "{{\"path\":{},\"stages\":{{}},\"file_bytes\":0}}",
+                        serde_json::to_string(&path.display().to_string())?
+                    );
+                }
+                return Ok(EXIT_OK);
+            }
+            let memo = Memo::open(&path).map_err(cache_err)?;
+            let stats = memo.stats().map_err(cache_err)?;
+            let file_bytes: u64 = ["", "-wal"]
+                .iter()
+                .filter_map(|s| std::fs::metadata(format!("{}{s}", path.display())).ok())
+                .map(|m| m.len())
+                .sum();
+            if *json {
+                #[derive(Serialize)]
+                struct Json<'a> {
+                    path: String,
+                    stages: &'a BTreeMap<String, crate::db::cache::StageStats>,
+                    file_bytes: u64,
+                }
+                println!(
+                    "{}",
+                    serde_json::to_string(&Json {
+                        path: path.display().to_string(),
+                        stages: &stats,
+                        file_bytes
+                    })?
+                );
+            } else {
+                println!("{} ({} bytes on disk)", path.display(), file_bytes);
+                for (stage, s) in &stats {
+                    println!(
+                        "  {stage:<10} {:>8} entries {:>12} bytes",
+                        s.entries, s.bytes
+                    );
+                }
+            }
+            Ok(EXIT_OK)
+        }
+        CacheAction::Gc { target } => {
+            let path = memo_path(target)?;
+            if !path.exists() {
+                progress.status("Cache", &format!("{} does not exist yet", path.display()));
+                return Ok(EXIT_OK);
+            }
+            let memo = Memo::open(&path).map_err(cache_err)?;
+            let removed = crate::db::gc::collect(&memo).map_err(cache_err)?;
+            progress.status(
+                "Pruned",
+                &format!("{removed} unreachable entries from {}", path.display()),
+            );
+            Ok(EXIT_OK)
+        }
+    }
+}
+
+fn cache_err(e: crate::db::cache::CacheError) -> Error {
+    Error::Build(crate::error::BuildError::Cache(e.to_string()))
+}
+
+/// Maps an error to the exit code for it.
+pub fn exit_code(_e: &Error) -> u8 {
+    EXIT_ERROR
+}

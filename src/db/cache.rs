@@ -1,0 +1,299 @@
+//! The SQLite memo (`cache/c2s.sqlite`, WAL): the durable cache of every expensive result, keyed by
+//! `blake3(serialized key)`, plus small named records (tree snapshots, key slots, live sets).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+/// A memo key: the blake3 of a serialized key struct.
+pub type Key = [u8; 32];
+
+/// Errors of the memo, with the file they concern.
+#[derive(Debug, thiserror::Error)]
+pub enum CacheError {
+    #[error(
+        "cannot open the cache {path}: {source}\n  help: check the path (cache.dir in c2s.toml), or remove the file to start over (`c2s clean --cache`)"
+    )]
+    Open {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("cache {path}: {source}")]
+    Sql {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+}
+
+/// What a key is made of (DESIGN.md §2). Serialized to JSON, hashed with blake3.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct KeyParts {
+    pub stage: String,
+    pub stage_version: u32,
+    /// Hash of the prompt (or the extractive algorithm's version).
+    pub prompt: String,
+    /// Model identity and parameters.
+    pub model: String,
+    /// Content hashes of every input.
+    pub inputs: Vec<String>,
+}
+
+impl KeyParts {
+    pub fn key(&self) -> Key {
+        let json = serde_json::to_vec(self).expect("key parts serialize");
+        *blake3::hash(&json).as_bytes()
+    }
+}
+
+/// Per-stage entry counts and sizes.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StageStats {
+    pub entries: u64,
+    pub bytes: u64,
+}
+
+/// The memo. Safe to share between threads; writes are serialized.
+pub struct Memo {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+impl Memo {
+    /// Opens (creating if needed) the memo at `path`, in WAL mode.
+    pub fn open(path: &Path) -> Result<Memo, CacheError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let open_err = |source| CacheError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let conn = Connection::open(path).map_err(open_err)?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))
+            .map_err(open_err)?;
+        conn.execute_batch(
+            "PRAGMA journal_mode=WAL;
+             PRAGMA synchronous=NORMAL;
+             CREATE TABLE IF NOT EXISTS memo (
+                 key BLOB PRIMARY KEY, stage TEXT NOT NULL, value BLOB NOT NULL) WITHOUT ROWID;
+             CREATE TABLE IF NOT EXISTS records (name TEXT PRIMARY KEY, value BLOB NOT NULL);",
+        )
+        .map_err(open_err)?;
+        Ok(Memo {
+            conn: Mutex::new(conn),
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn sql(&self, source: rusqlite::Error) -> CacheError {
+        CacheError::Sql {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Looks up many keys at once; returns the values found.
+    pub fn get_many(&self, keys: &[Key]) -> Result<HashMap<Key, Vec<u8>>, CacheError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached("SELECT value FROM memo WHERE key = ?1")
+            .map_err(|e| self.sql(e))?;
+        let mut out = HashMap::with_capacity(keys.len());
+        for k in keys {
+            let v: Option<Vec<u8>> = stmt
+                .query_row(params![&k[..]], |r| r.get(0))
+                .optional()
+                .map_err(|e| self.sql(e))?;
+            if let Some(v) = v {
+                out.insert(*k, v);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Stores entries in one transaction (committed when this returns).
+    pub fn put_many(&self, stage: &str, entries: &[(Key, Vec<u8>)]) -> Result<(), CacheError> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let mut conn = self.conn();
+        let tx = conn.transaction().map_err(|e| self.sql(e))?;
+        {
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO memo (key, stage, value) VALUES (?1, ?2, ?3)",
+                )
+                .map_err(|e| self.sql(e))?;
+            for (k, v) in entries {
+                stmt.execute(params![&k[..], stage, v])
+                    .map_err(|e| self.sql(e))?;
+            }
+        }
+        tx.commit().map_err(|e| self.sql(e))
+    }
+
+    /// Reads a named record.
+    pub fn record(&self, name: &str) -> Result<Option<Vec<u8>>, CacheError> {
+        self.conn()
+            .query_row(
+                "SELECT value FROM records WHERE name = ?1",
+                params![name],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Writes a named record.
+    pub fn set_record(&self, name: &str, value: &[u8]) -> Result<(), CacheError> {
+        self.conn()
+            .execute(
+                "INSERT OR REPLACE INTO records (name, value) VALUES (?1, ?2)",
+                params![name, value],
+            )
+            .map(|_| ())
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Names of records starting with `prefix`.
+    pub fn record_names(&self, prefix: &str) -> Result<Vec<String>, CacheError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare("SELECT name FROM records WHERE name >= ?1 ORDER BY name")
+            .map_err(|e| self.sql(e))?;
+        let rows = stmt
+            .query_map(params![prefix], |r| r.get::<_, String>(0))
+            .map_err(|e| self.sql(e))?;
+        let mut out = Vec::new();
+        for r in rows {
+            let name = r.map_err(|e| self.sql(e))?;
+            if !name.starts_with(prefix) {
+                break;
+            }
+            out.push(name);
+        }
+        Ok(out)
+    }
+
+    /// Deletes a named record.
+    pub fn delete_record(&self, name: &str) -> Result<(), CacheError> {
+        self.conn()
+            .execute("DELETE FROM records WHERE name = ?1", params![name])
+            .map(|_| ())
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Entry counts and value sizes per stage.
+    pub fn stats(&self) -> Result<std::collections::BTreeMap<String, StageStats>, CacheError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare(
+                "SELECT stage, COUNT(*), COALESCE(SUM(LENGTH(value)), 0) FROM memo GROUP BY stage",
+            )
+            .map_err(|e| self.sql(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            })
+            .map_err(|e| self.sql(e))?;
+        let mut out = std::collections::BTreeMap::new();
+        for r in rows {
+            let (stage, n, b) = r.map_err(|e| self.sql(e))?;
+            out.insert(
+                stage,
+                StageStats {
+                    entries: n as u64,
+                    bytes: b as u64,
+                },
+            );
+        }
+        Ok(out)
+    }
+
+    /// Deletes every entry whose key is not in `live`; returns how many went.
+    pub fn retain(&self, live: &std::collections::HashSet<Key>) -> Result<u64, CacheError> {
+        let mut conn = self.conn();
+        let keys: Vec<Vec<u8>> = {
+            let mut stmt = conn
+                .prepare("SELECT key FROM memo")
+                .map_err(|e| self.sql(e))?;
+            let rows = stmt
+                .query_map([], |r| r.get::<_, Vec<u8>>(0))
+                .map_err(|e| self.sql(e))?;
+            rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))?
+        };
+        let dead: Vec<Vec<u8>> = keys
+            .into_iter()
+            .filter(|k| <[u8; 32]>::try_from(k.as_slice()).map_or(true, |k| !live.contains(&k)))
+            .collect();
+        let tx = conn.transaction().map_err(|e| self.sql(e))?;
+        for k in &dead {
+            tx.execute("DELETE FROM memo WHERE key = ?1", params![k])
+                .map_err(|e| self.sql(e))?;
+        }
+        tx.commit().map_err(|e| self.sql(e))?;
+        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM;")
+            .map_err(|e| self.sql(e))?;
+        Ok(dead.len() as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roundtrip_and_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = Memo::open(&dir.path().join("c.sqlite")).unwrap();
+        let k = KeyParts {
+            stage: "card".into(),
+            stage_version: 1,
+            prompt: "p".into(),
+            model: "m".into(),
+            inputs: vec!["h".into()],
+        }
+        .key();
+        assert!(m.get_many(&[k]).unwrap().is_empty());
+        m.put_many("card", &[(k, b"v".to_vec())]).unwrap();
+        drop(m);
+        let m = Memo::open(&dir.path().join("c.sqlite")).unwrap();
+        assert_eq!(m.get_many(&[k]).unwrap()[&k], b"v");
+        m.set_record("tree:x", b"t").unwrap();
+        assert_eq!(m.record("tree:x").unwrap().unwrap(), b"t");
+        assert_eq!(m.record_names("tree:").unwrap(), vec!["tree:x"]);
+        assert_eq!(m.stats().unwrap()["card"].entries, 1);
+        assert_eq!(m.retain(&Default::default()).unwrap(), 1);
+    }
+
+    #[test]
+    fn model_is_part_of_the_key() {
+        let a = KeyParts {
+            stage: "card".into(),
+            stage_version: 1,
+            prompt: "p".into(),
+            model: "m1".into(),
+            inputs: vec![],
+        };
+        let b = KeyParts {
+            model: "m2".into(),
+            ..a.clone()
+        };
+        assert_ne!(a.key(), b.key());
+    }
+}

@@ -1,0 +1,341 @@
+//! The stage executor: plan (which memo entries a stage needs), execute (compute the missing ones in
+//! parallel, committing each batch to the memo as it arrives), assemble (results in input order).
+
+use std::collections::BTreeMap;
+use std::sync::mpsc;
+
+use rayon::prelude::*;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::cache::{Key, KeyParts, Memo};
+use crate::error::BuildError;
+
+/// How a stage's results are stored in the memo.
+pub trait MemoValue: Sized {
+    fn encode(&self) -> Vec<u8>;
+    fn decode(bytes: &[u8]) -> Option<Self>;
+}
+
+/// JSON-stored values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Json<T>(pub T);
+
+impl<T: Serialize + DeserializeOwned> MemoValue for Json<T> {
+    fn encode(&self) -> Vec<u8> {
+        serde_json::to_vec(&self.0).expect("memo values serialize")
+    }
+    fn decode(bytes: &[u8]) -> Option<Self> {
+        serde_json::from_slice(bytes).ok().map(Json)
+    }
+}
+
+/// Vectors as little-endian f32.
+impl MemoValue for Vec<f32> {
+    fn encode(&self) -> Vec<u8> {
+        self.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+    fn decode(bytes: &[u8]) -> Option<Self> {
+        bytes.len().is_multiple_of(4).then(|| {
+            bytes
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect()
+        })
+    }
+}
+
+/// Counts of one stage: computed now vs reused from the memo.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct StageCount {
+    pub computed: usize,
+    pub reused: usize,
+}
+
+/// What a stage item needs: what it is about (for `--explain`), its key, and the size of its
+/// input in characters (for token estimates).
+pub struct Plan {
+    pub subject: String,
+    pub parts: KeyParts,
+    pub input_chars: usize,
+}
+
+struct Planned {
+    plan: Plan,
+    key: Key,
+}
+
+/// A result `--dry-run` would compute, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Miss {
+    pub stage: &'static str,
+    pub subject: String,
+    pub reason: String,
+    pub input_chars: usize,
+}
+
+/// Every key a build used, by stage and subject: what `--explain` compares against next time.
+#[derive(Debug, Default, Clone, Serialize, serde::Deserialize)]
+pub struct Slots(pub BTreeMap<String, BTreeMap<String, KeyParts>>);
+
+/// Runs stages against the memo and keeps the counts and slots.
+pub struct Executor<'a> {
+    pub memo: &'a Memo,
+    pub counts: BTreeMap<&'static str, StageCount>,
+    pub slots: Slots,
+    /// Milliseconds to sleep per computed item (C2S_THROTTLE_MS; used to test interruption).
+    throttle_ms: u64,
+    /// Dry run: compute misses in memory but never write the memo; record why each was missed.
+    dry: Option<DryRun>,
+}
+
+/// The previous build's slots and the misses found so far.
+pub struct DryRun {
+    pub previous: Slots,
+    pub misses: Vec<Miss>,
+}
+
+/// Which part of a key changed since the previous build of the same subject.
+pub fn explain(previous: Option<&KeyParts>, now: &KeyParts) -> String {
+    let Some(p) = previous else {
+        return "new (no result for it in the previous build)".into();
+    };
+    let mut why = Vec::new();
+    if p.stage_version != now.stage_version {
+        why.push(format!(
+            "stage version {} -> {}",
+            p.stage_version, now.stage_version
+        ));
+    }
+    if p.prompt != now.prompt {
+        why.push(format!("prompt {} -> {}", p.prompt, now.prompt));
+    }
+    if p.model != now.model {
+        why.push(format!("model {} -> {}", p.model, now.model));
+    }
+    if p.inputs != now.inputs {
+        why.push("input content changed".into());
+    }
+    if why.is_empty() {
+        "not in the cache (removed or never stored)".into()
+    } else {
+        why.join(", ")
+    }
+}
+
+/// Results are committed to the memo in batches of at most this many.
+const BATCH: usize = 64;
+
+impl<'a> Executor<'a> {
+    pub fn new(memo: &'a Memo) -> Executor<'a> {
+        let throttle_ms = std::env::var("C2S_THROTTLE_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        Executor {
+            memo,
+            counts: BTreeMap::new(),
+            slots: Slots::default(),
+            throttle_ms,
+            dry: None,
+        }
+    }
+
+    /// A dry-run executor: nothing is written; misses are recorded with their reason.
+    pub fn dry_run(memo: &'a Memo, previous: Slots) -> Executor<'a> {
+        let mut e = Executor::new(memo);
+        e.throttle_ms = 0;
+        e.dry = Some(DryRun {
+            previous,
+            misses: Vec::new(),
+        });
+        e
+    }
+
+    /// The misses a dry run found.
+    pub fn misses(&self) -> &[Miss] {
+        self.dry.as_ref().map_or(&[], |d| d.misses.as_slice())
+    }
+
+    /// Plan, execute, assemble one stage over `items`.
+    pub fn run<I: Sync, O: MemoValue + Send>(
+        &mut self,
+        stage: &'static str,
+        items: &[I],
+        plan: impl Fn(&I) -> Plan + Sync,
+        compute: impl Fn(&I) -> Result<O, BuildError> + Sync,
+    ) -> Result<Vec<O>, BuildError> {
+        let planned: Vec<Planned> = items
+            .par_iter()
+            .map(|i| {
+                let plan = plan(i);
+                let key = plan.parts.key();
+                Planned { plan, key }
+            })
+            .collect();
+        let keys: Vec<Key> = planned.iter().map(|p| p.key).collect();
+        let found = self.memo.get_many(&keys).map_err(cache_err)?;
+        let mut out: Vec<Option<O>> = planned
+            .iter()
+            .map(|p| found.get(&p.key).and_then(|b| O::decode(b)))
+            .collect();
+        let misses: Vec<usize> = (0..items.len()).filter(|&i| out[i].is_none()).collect();
+        if let Some(dry) = &mut self.dry {
+            let prev = dry.previous.0.get(stage);
+            for &i in &misses {
+                let p = &planned[i].plan;
+                dry.misses.push(Miss {
+                    stage,
+                    subject: p.subject.clone(),
+                    reason: explain(prev.and_then(|s| s.get(&p.subject)), &p.parts),
+                    input_chars: p.input_chars,
+                });
+            }
+        }
+        let computed = self.execute(stage, items, &planned, &misses, &compute)?;
+        for (i, v) in computed {
+            out[i] = Some(v);
+        }
+        let count = self.counts.entry(stage).or_default();
+        count.computed += misses.len();
+        count.reused += items.len() - misses.len();
+        let slot = self.slots.0.entry(stage.to_string()).or_default();
+        for p in planned {
+            slot.insert(p.plan.subject, p.plan.parts);
+        }
+        Ok(out
+            .into_iter()
+            .map(|o| o.expect("every item computed or reused"))
+            .collect())
+    }
+
+    /// Computes the misses in parallel; a writer thread commits results as they arrive, so an
+    /// interrupted or failed stage keeps everything that finished.
+    fn execute<I: Sync, O: MemoValue + Send>(
+        &self,
+        stage: &'static str,
+        items: &[I],
+        planned: &[Planned],
+        misses: &[usize],
+        compute: &(impl Fn(&I) -> Result<O, BuildError> + Sync),
+    ) -> Result<Vec<(usize, O)>, BuildError> {
+        if misses.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (tx, rx) = mpsc::channel::<(Key, Vec<u8>)>();
+        let memo = self.memo;
+        let dry = self.dry.is_some();
+        std::thread::scope(|scope| {
+            let writer = scope.spawn(move || -> Result<(), BuildError> {
+                while let Ok(first) = rx.recv() {
+                    if dry {
+                        continue;
+                    }
+                    let mut batch = vec![first];
+                    while batch.len() < BATCH {
+                        match rx.try_recv() {
+                            Ok(x) => batch.push(x),
+                            Err(_) => break,
+                        }
+                    }
+                    memo.put_many(stage, &batch).map_err(cache_err)?;
+                }
+                Ok(())
+            });
+            let results: Result<Vec<(usize, O)>, BuildError> = misses
+                .par_iter()
+                .map_with(tx, |tx, &i| {
+                    if self.throttle_ms > 0 {
+                        std::thread::sleep(std::time::Duration::from_millis(self.throttle_ms));
+                    }
+                    let v = compute(&items[i])?;
+                    let _ = tx.send((planned[i].key, v.encode()));
+                    Ok((i, v))
+                })
+                .collect();
+            let written = writer
+                .join()
+                .unwrap_or_else(|_| Err(BuildError::Cache("memo writer panicked".into())));
+            written?;
+            results
+        })
+    }
+}
+
+fn cache_err(e: super::cache::CacheError) -> BuildError {
+    BuildError::Cache(e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_run_reuses_everything() {
+        let dir = tempfile::tempdir().unwrap();
+        let memo = Memo::open(&dir.path().join("m.sqlite")).unwrap();
+        let items = vec![1u32, 2, 3];
+        let plan = |i: &u32| Plan {
+            subject: i.to_string(),
+            parts: KeyParts {
+                stage: "t".into(),
+                stage_version: 1,
+                prompt: String::new(),
+                model: "m".into(),
+                inputs: vec![i.to_string()],
+            },
+            input_chars: 1,
+        };
+        let mut ex = Executor::new(&memo);
+        let a = ex.run("t", &items, plan, |i| Ok(Json(i * 10))).unwrap();
+        assert_eq!(
+            ex.counts["t"],
+            StageCount {
+                computed: 3,
+                reused: 0
+            }
+        );
+        let mut ex = Executor::new(&memo);
+        let b: Vec<Json<u32>> = ex
+            .run("t", &items, plan, |_| panic!("must not recompute"))
+            .unwrap();
+        assert_eq!(a, b);
+        assert_eq!(
+            ex.counts["t"],
+            StageCount {
+                computed: 0,
+                reused: 3
+            }
+        );
+    }
+
+    #[test]
+    fn finished_results_survive_a_failing_item() {
+        let dir = tempfile::tempdir().unwrap();
+        let memo = Memo::open(&dir.path().join("m.sqlite")).unwrap();
+        let items: Vec<u32> = (0..50).collect();
+        let plan = |i: &u32| Plan {
+            subject: i.to_string(),
+            parts: KeyParts {
+                stage: "t".into(),
+                stage_version: 1,
+                prompt: String::new(),
+                model: "m".into(),
+                inputs: vec![i.to_string()],
+            },
+            input_chars: 1,
+        };
+        let mut ex = Executor::new(&memo);
+        let r = ex.run("t", &items, plan, |i| {
+            if *i == 49 {
+                Err(BuildError::Llm("boom".into()))
+            } else {
+                Ok(Json(*i))
+            }
+        });
+        assert!(r.is_err());
+        let stats = memo.stats().unwrap();
+        assert!(stats["t"].entries >= 1, "finished results were kept");
+        assert!(stats["t"].entries <= 49);
+    }
+}

@@ -1,0 +1,31 @@
+//! Memo garbage collection: keeps the entries that the last build of each still-existing output
+//! used (its key slots), and drops the records of outputs that are gone.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use super::cache::{CacheError, Key, Memo};
+use super::exec::Slots;
+
+/// Deletes unreachable entries; returns how many went.
+pub fn collect(memo: &Memo) -> Result<u64, CacheError> {
+    let mut live: HashSet<Key> = HashSet::new();
+    for name in memo.record_names("slots:")? {
+        let out = &name["slots:".len()..];
+        if !Path::new(out).join(crate::output::LOCK_FILE).is_file() {
+            memo.delete_record(&name)?;
+            memo.delete_record(&format!("tree:{out}"))?;
+            continue;
+        }
+        let Some(bytes) = memo.record(&name)? else {
+            continue;
+        };
+        let Ok(slots) = serde_json::from_slice::<Slots>(&bytes) else {
+            continue;
+        };
+        for stage in slots.0.values() {
+            live.extend(stage.values().map(|parts| parts.key()));
+        }
+    }
+    memo.retain(&live)
+}

@@ -1,0 +1,356 @@
+//! Warm starts: the previous build's tree (a snapshot kept in the memo) updated for added, edited
+//! and deleted documents, so untouched clusters keep their members and their folder names.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::ingest::Document;
+use crate::kmeans::simd::dot;
+use crate::kmeans::{KmeansBackend, KmeansParams, Matrix, normalize};
+use crate::stage::cluster::order_by_centrality;
+use crate::tree::{Node, Tree};
+
+/// The shape of a built tree, by document id and folder name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// `Config::tree_hash` of the build: a warm start needs the same knobs and embedder.
+    pub tree_hash: String,
+    pub levels: usize,
+    pub roots: Vec<usize>,
+    pub nodes: Vec<SnapNode>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SnapNode {
+    pub level: usize,
+    pub folder: String,
+    pub parent: Option<usize>,
+    pub children: Vec<usize>,
+    pub docs: Vec<String>,
+    pub see_also: Vec<String>,
+}
+
+/// Records a finished tree.
+pub fn snapshot(tree: &Tree, docs: &[Document], tree_hash: String) -> Snapshot {
+    let ids = |v: &[usize]| v.iter().map(|&d| docs[d].id.clone()).collect();
+    Snapshot {
+        tree_hash,
+        levels: tree.levels,
+        roots: tree.roots.clone(),
+        nodes: tree
+            .nodes
+            .iter()
+            .map(|n| SnapNode {
+                level: n.level,
+                folder: n.folder.clone(),
+                parent: n.parent,
+                children: n.children.clone(),
+                docs: ids(&n.docs),
+                see_also: ids(&n.see_also),
+            })
+            .collect(),
+    }
+}
+
+/// What a warm start changed.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+pub struct WarmStats {
+    pub added: usize,
+    pub deleted: usize,
+    pub split: usize,
+    pub merged: usize,
+}
+
+/// Why a build starts from scratch instead.
+pub type ColdReason = String;
+
+/// Updates the previous tree for the current documents, or says why a full rebuild is needed.
+pub fn warm_start(
+    snap: &Snapshot,
+    docs: &[Document],
+    vectors: &Matrix,
+    config: &Config,
+    kmeans: &dyn KmeansBackend,
+) -> Result<(Tree, WarmStats), ColdReason> {
+    if snap.tree_hash != config.tree_hash() {
+        return Err("tree, embedding or K-Means settings changed".into());
+    }
+    let index: HashMap<&str, usize> = docs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.id.as_str(), i))
+        .collect();
+    let before: HashSet<&str> = snap
+        .nodes
+        .iter()
+        .flat_map(|n| n.docs.iter().map(String::as_str))
+        .collect();
+    let added: Vec<usize> = (0..docs.len())
+        .filter(|&i| !before.contains(docs[i].id.as_str()))
+        .collect();
+    let deleted = before.iter().filter(|id| !index.contains_key(**id)).count();
+    let share = (added.len() + deleted) as f64 / before.len().max(1) as f64;
+    if share > config.incremental.full_rebuild_share {
+        return Err(format!(
+            "{} of {} documents added or deleted, over incremental.full_rebuild_share = {}",
+            added.len() + deleted,
+            before.len(),
+            config.incremental.full_rebuild_share
+        ));
+    }
+    let mut tree = restore(snap, &index);
+    let mut stats = WarmStats {
+        added: added.len(),
+        deleted,
+        ..WarmStats::default()
+    };
+    place_new(&mut tree, &added, vectors);
+    let t = &config.tree;
+    stats.split = split_large(&mut tree, vectors, 2 * t.p, t.p, config, kmeans);
+    stats.merged = merge_small(&mut tree, vectors, t.min_cluster_size);
+    let tree = compact(tree);
+    if tree.roots.is_empty() || tree.roots.len() > t.k {
+        return Err(format!(
+            "the tree would have {} top-level skills (K = {})",
+            tree.roots.len(),
+            t.k
+        ));
+    }
+    Ok((finish(tree, vectors), stats))
+}
+
+/// The previous tree with current document indices (deleted documents dropped).
+fn restore(snap: &Snapshot, index: &HashMap<&str, usize>) -> Tree {
+    let map = |ids: &[String]| {
+        ids.iter()
+            .filter_map(|id| index.get(id.as_str()).copied())
+            .collect::<Vec<usize>>()
+    };
+    let nodes = snap
+        .nodes
+        .iter()
+        .map(|s| {
+            let docs = map(&s.docs);
+            let see_also = map(&s.see_also)
+                .into_iter()
+                .filter(|d| !docs.contains(d))
+                .collect();
+            Node {
+                level: s.level,
+                folder: s.folder.clone(),
+                parent: s.parent,
+                children: s.children.clone(),
+                docs,
+                see_also,
+                ..Node::default()
+            }
+        })
+        .collect();
+    Tree {
+        nodes,
+        roots: snap.roots.clone(),
+        levels: snap.levels,
+    }
+}
+
+fn centroid(vectors: &Matrix, members: &[usize]) -> Vec<f32> {
+    let mut c = vec![0.0f32; vectors.dims];
+    for &m in members {
+        c.iter_mut().zip(vectors.row(m)).for_each(|(a, x)| *a += x);
+    }
+    normalize(&mut c);
+    c
+}
+
+fn leaves(tree: &Tree) -> Vec<usize> {
+    (0..tree.nodes.len())
+        .filter(|&i| tree.nodes[i].level == 1)
+        .collect()
+}
+
+/// New documents join the leaf whose centroid is nearest.
+fn place_new(tree: &mut Tree, added: &[usize], vectors: &Matrix) {
+    let leaves: Vec<usize> = leaves(tree)
+        .into_iter()
+        .filter(|&l| !tree.nodes[l].docs.is_empty())
+        .collect();
+    let cents: Vec<Vec<f32>> = leaves
+        .iter()
+        .map(|&l| centroid(vectors, &tree.nodes[l].docs))
+        .collect();
+    for &d in added {
+        let best = (0..leaves.len()).max_by(|&a, &b| {
+            dot(vectors.row(d), &cents[a])
+                .total_cmp(&dot(vectors.row(d), &cents[b]))
+                .then(b.cmp(&a))
+        });
+        let leaf = match best {
+            Some(b) => leaves[b],
+            None => leaves_or_first(tree),
+        };
+        tree.nodes[leaf].docs.push(d);
+    }
+}
+
+fn leaves_or_first(tree: &Tree) -> usize {
+    leaves(tree).into_iter().next().unwrap_or(0)
+}
+
+/// Splits leaves over `max` members into `ceil(n / p)` parts; new parts become siblings.
+fn split_large(
+    tree: &mut Tree,
+    vectors: &Matrix,
+    max: usize,
+    p: usize,
+    config: &Config,
+    km: &dyn KmeansBackend,
+) -> usize {
+    let mut splits = 0;
+    for leaf in leaves(tree) {
+        let members = tree.nodes[leaf].docs.clone();
+        if members.len() <= max {
+            continue;
+        }
+        let mut sub = Matrix::new(vectors.dims);
+        members.iter().for_each(|&m| sub.push(vectors.row(m)));
+        let params = KmeansParams {
+            k: members.len().div_ceil(p),
+            max_iter: config.kmeans.max_iter,
+            n_init: config.kmeans.n_init,
+            tol: config.kmeans.tol,
+            seed: config.tree.seed,
+            tau: config.tree.tau,
+        };
+        let r = km.run(&sub, &params);
+        let mut parts: Vec<Vec<usize>> = vec![Vec::new(); r.centroids.rows];
+        for (pos, &m) in members.iter().enumerate() {
+            parts[r.assign[pos] as usize].push(m);
+        }
+        parts.retain(|p| !p.is_empty());
+        if parts.len() < 2 {
+            parts = members.chunks(p).map(<[usize]>::to_vec).collect();
+        }
+        parts.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+        tree.nodes[leaf].docs = parts[0].clone();
+        let parent = tree.nodes[leaf].parent;
+        for part in parts.into_iter().skip(1) {
+            let idx = tree.nodes.len();
+            tree.nodes.push(Node {
+                level: 1,
+                parent,
+                docs: part,
+                ..Node::default()
+            });
+            match parent {
+                Some(pp) => tree.nodes[pp].children.push(idx),
+                None => tree.roots.push(idx),
+            }
+        }
+        splits += 1;
+    }
+    splits
+}
+
+/// Leaves under `min` members move into their nearest sibling leaf.
+fn merge_small(tree: &mut Tree, vectors: &Matrix, min: usize) -> usize {
+    let mut merges = 0;
+    for leaf in leaves(tree) {
+        let n = tree.nodes[leaf].docs.len();
+        if n == 0 || n >= min {
+            continue;
+        }
+        let siblings: Vec<usize> = match tree.nodes[leaf].parent {
+            Some(p) => tree.nodes[p].children.clone(),
+            None => tree.roots.clone(),
+        };
+        let c = centroid(vectors, &tree.nodes[leaf].docs);
+        let target = siblings
+            .into_iter()
+            .filter(|&s| s != leaf && tree.nodes[s].level == 1 && !tree.nodes[s].docs.is_empty())
+            .max_by(|&a, &b| {
+                let ca = dot(&c, &centroid(vectors, &tree.nodes[a].docs));
+                let cb = dot(&c, &centroid(vectors, &tree.nodes[b].docs));
+                ca.total_cmp(&cb).then(b.cmp(&a))
+            });
+        if let Some(t) = target {
+            let moved = std::mem::take(&mut tree.nodes[leaf].docs);
+            tree.nodes[t].docs.extend(moved);
+            let stubs = std::mem::take(&mut tree.nodes[leaf].see_also);
+            tree.nodes[t].see_also.extend(stubs);
+            merges += 1;
+        }
+    }
+    merges
+}
+
+/// Drops empty nodes (and parents left without children) and renumbers the rest.
+fn compact(tree: Tree) -> Tree {
+    let n = tree.nodes.len();
+    let mut alive = vec![true; n];
+    // Bottom-up by level: a leaf without documents or a node without live children goes.
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| tree.nodes[i].level);
+    for i in order {
+        let nd = &tree.nodes[i];
+        alive[i] = if nd.level == 1 {
+            !nd.docs.is_empty()
+        } else {
+            nd.children.iter().any(|&c| alive[c])
+        };
+    }
+    let mut new_index = vec![usize::MAX; n];
+    let mut nodes = Vec::new();
+    for i in 0..n {
+        if alive[i] {
+            new_index[i] = nodes.len();
+            nodes.push(tree.nodes[i].clone());
+        }
+    }
+    for node in &mut nodes {
+        node.children = node
+            .children
+            .iter()
+            .filter(|&&c| alive[c])
+            .map(|&c| new_index[c])
+            .collect();
+        node.parent = node.parent.map(|p| new_index[p]);
+    }
+    let roots = tree
+        .roots
+        .iter()
+        .filter(|&&r| alive[r])
+        .map(|&r| new_index[r])
+        .collect();
+    Tree {
+        nodes,
+        roots,
+        levels: tree.levels,
+    }
+}
+
+/// Orders each leaf's documents by centrality, drops stubs that became home rows, counts documents.
+fn finish(mut tree: Tree, vectors: &Matrix) -> Tree {
+    for leaf in leaves(&tree) {
+        let node = &mut tree.nodes[leaf];
+        order_by_centrality(&mut node.docs, vectors);
+        let own: HashSet<usize> = node.docs.iter().copied().collect();
+        node.see_also.retain(|d| !own.contains(d));
+        node.see_also.dedup();
+    }
+    let mut order: Vec<usize> = (0..tree.nodes.len()).collect();
+    order.sort_by_key(|&i| tree.nodes[i].level);
+    for i in order {
+        tree.nodes[i].num_documents = if tree.nodes[i].level == 1 {
+            tree.nodes[i].docs.len()
+        } else {
+            tree.nodes[i]
+                .children
+                .iter()
+                .map(|&c| tree.nodes[c].num_documents)
+                .sum()
+        };
+    }
+    tree
+}

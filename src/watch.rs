@@ -1,0 +1,205 @@
+//! `c2s watch`: a debounced file watcher that runs one incremental build per burst of changes,
+//! reloads the config when it changes, logs failed builds and goes on, and stops on Ctrl-C.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use notify_debouncer_full::notify::RecursiveMode;
+use notify_debouncer_full::{DebounceEventResult, new_debouncer};
+
+use crate::build::{BuildOptions, build};
+use crate::cli::{Target, WatchArgs};
+use crate::error::Error;
+use crate::progress::Progress;
+
+enum Msg {
+    Fs(DebounceEventResult),
+    Stop,
+}
+
+/// Paths that never trigger a rebuild: the output, the cache, our temporary folders, editor files.
+pub fn is_ignored(path: &Path, out: &Path, cache: &Path) -> bool {
+    if path.starts_with(out)
+        || cache
+            .parent()
+            .is_some_and(|c| !c.as_os_str().is_empty() && path.starts_with(c))
+    {
+        return true;
+    }
+    if path
+        .components()
+        .any(|c| c.as_os_str().to_string_lossy().contains(".c2s-"))
+    {
+        return true;
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    name.ends_with('~')
+        || name.ends_with(".swp")
+        || name.ends_with(".swx")
+        || name.ends_with(".tmp")
+        || name.starts_with(".#")
+        || (name.starts_with('#') && name.ends_with('#'))
+        || name == "4913"
+}
+
+fn abs(p: &Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// What to watch for one target: corpus paths (recursive) and the config file's folder.
+fn watch_list(target: &Target) -> Vec<(PathBuf, RecursiveMode)> {
+    let cfg = &target.loaded.config;
+    let mut list: Vec<(PathBuf, RecursiveMode)> = cfg
+        .corpus
+        .paths
+        .iter()
+        .map(|p| (abs(&target.loaded.resolve(p)), RecursiveMode::Recursive))
+        .collect();
+    if let Some(dir) = target.loaded.path.as_ref().and_then(|p| p.parent()) {
+        list.push((abs(dir), RecursiveMode::NonRecursive));
+    }
+    list
+}
+
+fn run_build(target: &Target, progress: &Progress) {
+    let opts = BuildOptions {
+        loaded: target.loaded.clone(),
+        out_dir: target.out_dir.clone(),
+        display_base: target.display_base.clone(),
+        full: false,
+        dry_run: false,
+    };
+    match build(&opts, progress) {
+        Ok(r) => progress.status(
+            "Built",
+            &format!(
+                "{} documents → {} skills in {:.2}s ({} files written)",
+                r.documents, r.skills, r.seconds, r.files.written
+            ),
+        ),
+        Err(e) => eprintln!("error: {e}\n  (watching goes on; fix the problem and save again)"),
+    }
+}
+
+pub fn watch_cmd(args: &WatchArgs, progress: &Progress) -> Result<u8, Error> {
+    let mut target = args.target.resolve()?;
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let stop = tx.clone();
+    ctrlc::set_handler(move || {
+        let _ = stop.send(Msg::Stop);
+    })
+    .map_err(|e| watch_err(&target.display_base, e.to_string()))?;
+    let fs_tx = tx.clone();
+    let mut debouncer = new_debouncer(Duration::from_millis(args.debounce_ms), None, move |res| {
+        let _ = fs_tx.send(Msg::Fs(res));
+    })
+    .map_err(|e| watch_err(&target.display_base, e.to_string()))?;
+    let mut watched = watch_list(&target);
+    for (p, mode) in &watched {
+        debouncer
+            .watch(p, *mode)
+            .map_err(|e| watch_err(p, e.to_string()))?;
+    }
+    run_build(&target, progress);
+    progress.status(
+        "Watching",
+        &format!("{} (Ctrl-C to stop)", describe(&watched)),
+    );
+    while let Ok(msg) = rx.recv() {
+        let events = match msg {
+            Msg::Stop => break,
+            Msg::Fs(Err(errors)) => {
+                for e in errors {
+                    eprintln!("warning: file watcher: {e}");
+                }
+                continue;
+            }
+            Msg::Fs(Ok(events)) => events,
+        };
+        let out = abs(&target.out_dir);
+        let cache = abs(&target.loaded.resolve(&target.loaded.config.cache.path));
+        let config_file = target.loaded.path.as_ref().map(|p| abs(p));
+        let relevant: Vec<PathBuf> = events
+            .iter()
+            .flat_map(|e| e.paths.iter().cloned())
+            .filter(|p| !is_ignored(p, &out, &cache))
+            .collect();
+        if relevant.is_empty() {
+            continue;
+        }
+        if config_file.as_ref().is_some_and(|c| relevant.contains(c)) {
+            match args.target.resolve() {
+                Ok(t) => {
+                    progress.status("Reloaded", "configuration");
+                    target = t;
+                    for (p, _) in &watched {
+                        let _ = debouncer.unwatch(p);
+                    }
+                    watched = watch_list(&target);
+                    for (p, mode) in &watched {
+                        if let Err(e) = debouncer.watch(p, *mode) {
+                            eprintln!("warning: cannot watch {}: {e}", p.display());
+                        }
+                    }
+                }
+                Err(e) => {
+                    eprintln!("error: {e}\n  (keeping the previous configuration)");
+                    continue;
+                }
+            }
+        } else if !relevant.iter().any(|p| {
+            watched
+                .iter()
+                .any(|(w, m)| *m == RecursiveMode::Recursive && p.starts_with(w))
+        }) {
+            continue;
+        }
+        progress.status(
+            "Changed",
+            &relevant
+                .first()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+        );
+        run_build(&target, progress);
+    }
+    progress.status("Stopped", "watching");
+    Ok(crate::EXIT_OK)
+}
+
+fn describe(list: &[(PathBuf, RecursiveMode)]) -> String {
+    list.iter()
+        .map(|(p, _)| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn watch_err(path: &Path, message: String) -> Error {
+    Error::Io {
+        context: "cannot watch",
+        path: path.to_path_buf(),
+        source: std::io::Error::other(message),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ignores_output_cache_and_editor_files() {
+        let out = Path::new("/p/out");
+        let cache = Path::new("/p/cache/c2s.sqlite");
+        assert!(is_ignored(Path::new("/p/out/skills/x.md"), out, cache));
+        assert!(is_ignored(Path::new("/p/cache/c2s.sqlite-wal"), out, cache));
+        assert!(is_ignored(Path::new("/p/docs/a.md~"), out, cache));
+        assert!(is_ignored(Path::new("/p/docs/.a.md.swp"), out, cache));
+        assert!(is_ignored(Path::new("/p/docs/4913"), out, cache));
+        assert!(is_ignored(Path::new("/p/.out.c2s-tmp/x"), out, cache));
+        assert!(!is_ignored(Path::new("/p/docs/a.md"), out, cache));
+    }
+}
