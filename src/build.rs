@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::config::{Config, EmbedBackendKind, LlmBackendKind, Loaded};
 use crate::db::cache::Memo;
 use crate::db::exec::{Executor, Miss, Slots, StageCount};
+use crate::db::graph::Graph;
 use crate::diag::{Diagnostics, Warning};
 use crate::embed::{Embedder, Hashed};
 use crate::error::BuildError;
@@ -134,6 +135,15 @@ impl Laps {
 
 /// Runs the pipeline and writes the output (or, with `dry_run`, only works out what it would do).
 pub fn build(opts: &BuildOptions, progress: &Progress) -> Result<BuildReport, BuildError> {
+    build_with(opts, progress, &mut Graph::default())
+}
+
+/// `build` with a query graph that outlives it (`c2s watch` keeps one across rebuilds).
+pub fn build_with(
+    opts: &BuildOptions,
+    progress: &Progress,
+    graph: &mut Graph,
+) -> Result<BuildReport, BuildError> {
     let start = Instant::now();
     let cfg = &opts.loaded.config;
     let paths: Vec<PathBuf> = cfg
@@ -178,7 +188,7 @@ pub fn build(opts: &BuildOptions, progress: &Progress) -> Result<BuildReport, Bu
         display_base: opts.display_base.clone(),
         skip_dirs: vec![opts.out_dir.clone()],
     };
-    let corpus = ingest::ingest(&ingest_opts, &mut diags)?;
+    let corpus = ingest::ingest(&ingest_opts, graph, &mut diags)?;
     for w in &diags.warnings {
         progress.warning(&w.to_string());
     }

@@ -61,12 +61,6 @@ pub fn staleness(
     out: &Path,
     display_base: &Path,
 ) -> Result<Staleness, BuildError> {
-    let Some(lock) = read_lock(out)? else {
-        return Ok(Staleness {
-            no_lock: true,
-            ..Staleness::default()
-        });
-    };
     let cfg = &loaded.config;
     let opts = IngestOptions {
         paths: cfg.corpus.paths.iter().map(|p| loaded.resolve(p)).collect(),
@@ -82,6 +76,12 @@ pub fn staleness(
         .into_iter()
         .map(|s| (s.path, s.hash))
         .collect();
+    let Some(lock) = read_lock(out)? else {
+        return Ok(Staleness {
+            no_lock: true,
+            ..Staleness::default()
+        });
+    };
     diff(
         &lock.sources,
         &now,

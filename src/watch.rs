@@ -8,8 +8,9 @@ use std::time::Duration;
 use notify_debouncer_full::notify::RecursiveMode;
 use notify_debouncer_full::{DebounceEventResult, new_debouncer};
 
-use crate::build::{BuildOptions, build};
+use crate::build::{BuildOptions, build_with};
 use crate::cli::{Target, WatchArgs};
+use crate::db::graph::Graph;
 use crate::error::Error;
 use crate::progress::Progress;
 
@@ -65,7 +66,7 @@ fn watch_list(target: &Target) -> Vec<(PathBuf, RecursiveMode)> {
     list
 }
 
-fn run_build(target: &Target, progress: &Progress) {
+fn run_build(target: &Target, progress: &Progress, graph: &mut Graph) {
     let opts = BuildOptions {
         loaded: target.loaded.clone(),
         out_dir: target.out_dir.clone(),
@@ -73,7 +74,7 @@ fn run_build(target: &Target, progress: &Progress) {
         full: false,
         dry_run: false,
     };
-    match build(&opts, progress) {
+    match build_with(&opts, progress, graph) {
         Ok(r) => progress.status(
             "Built",
             &format!(
@@ -104,7 +105,8 @@ pub fn watch_cmd(args: &WatchArgs, progress: &Progress) -> Result<u8, Error> {
             .watch(p, *mode)
             .map_err(|e| watch_err(p, e.to_string()))?;
     }
-    run_build(&target, progress);
+    let mut graph = Graph::default();
+    run_build(&target, progress, &mut graph);
     progress.status(
         "Watching",
         &format!("{} (Ctrl-C to stop)", describe(&watched)),
@@ -165,7 +167,7 @@ pub fn watch_cmd(args: &WatchArgs, progress: &Progress) -> Result<u8, Error> {
                 .map(|p| p.display().to_string())
                 .unwrap_or_default(),
         );
-        run_build(&target, progress);
+        run_build(&target, progress, &mut graph);
     }
     progress.status("Stopped", "watching");
     Ok(crate::EXIT_OK)

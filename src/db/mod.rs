@@ -4,3 +4,4 @@
 pub mod cache;
 pub mod exec;
 pub mod gc;
+pub mod graph;

@@ -5,7 +5,7 @@ use serde_json::Value;
 use crate::diag::Diagnostics;
 
 /// One record read from a source file, before ids are assigned.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RawRecord {
     pub id: Option<String>,
     pub title: Option<String>,
@@ -17,7 +17,7 @@ pub struct RawRecord {
 }
 
 /// The formats c2s reads, chosen by file extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
     Markdown,
     Text,

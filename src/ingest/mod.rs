@@ -10,6 +10,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::db::graph::{Graph, SourceBytes};
 use crate::diag::Diagnostics;
 use crate::error::BuildError;
 pub use formats::{Format, RawRecord};
@@ -96,34 +97,56 @@ impl Globs {
     }
 }
 
-/// Reads every corpus path into documents. Bad input becomes warnings; an empty corpus is an error.
-pub fn ingest(opts: &IngestOptions, diags: &mut Diagnostics) -> Result<Corpus, BuildError> {
+/// Reads every corpus path into documents through the query graph. Bad input becomes warnings;
+/// an empty corpus is an error.
+pub fn ingest(
+    opts: &IngestOptions,
+    graph: &mut Graph,
+    diags: &mut Diagnostics,
+) -> Result<Corpus, BuildError> {
     let include = Globs::new("include", opts.include)?;
     let exclude = Globs::new("exclude", opts.exclude)?;
     let files = collect_files(opts, &include, &exclude, diags)?;
-    let mut corpus = Corpus::default();
-    let parsed: Vec<(Option<FileResult>, Diagnostics)> = files
+    let supported: Vec<&Candidate> = files.iter().filter(|c| c.format.is_some()).collect();
+    let loaded: Vec<(SourceBytes, String, Diagnostics)> = supported
         .par_iter()
-        .map(|f| {
+        .map(|c| {
             let mut d = Diagnostics::default();
-            let r = read_file(f, opts, &mut d);
-            (r, d)
+            let (bytes, hash) = read_bytes(c, opts, &mut d);
+            let format = c.format.expect("supported");
+            (
+                SourceBytes {
+                    display: c.display.clone(),
+                    format,
+                    bytes,
+                },
+                hash,
+                d,
+            )
         })
         .collect();
+    let mut corpus = Corpus::default();
+    let mut sources = Vec::with_capacity(loaded.len());
+    let mut load_warnings = Vec::with_capacity(loaded.len());
+    for (src, hash, d) in loaded {
+        corpus.sources.push(SourceFile {
+            path: src.display.clone(),
+            hash,
+        });
+        load_warnings.push(d);
+        sources.push(src);
+    }
+    let parsed = graph.parse_all(opts.max_file_bytes, sources);
     let mut ids = ids::IdAllocator::default();
     let mut seen_text: HashMap<String, usize> = HashMap::new();
-    for (result, d) in parsed {
+    for ((c, p), d) in supported.iter().zip(parsed).zip(load_warnings) {
         diags.warnings.extend(d.warnings);
-        let Some(file) = result else { continue };
-        corpus.sources.push(SourceFile {
-            path: file.display.clone(),
-            hash: file.hash,
-        });
-        let multi = file.records.len() > 1 || file.records.iter().any(|r| r.line.is_some());
-        for rec in file.records {
+        diags.warnings.extend(p.warnings);
+        let multi = p.records.len() > 1 || p.records.iter().any(|r| r.line.is_some());
+        for rec in p.records {
             let loc = Location {
-                file: &file.display,
-                rel: &file.rel,
+                file: &c.display,
+                rel: &c.rel,
                 multi,
             };
             add_document(
@@ -167,13 +190,6 @@ struct Candidate {
     rel: String,
     ext: String,
     format: Option<Format>,
-}
-
-struct FileResult {
-    display: String,
-    rel: String,
-    hash: String,
-    records: Vec<RawRecord>,
 }
 
 /// Shows a path relative to `base` when it lies below it, with `/` separators.
@@ -313,14 +329,18 @@ fn io_reason(e: &ignore::Error) -> String {
 }
 
 /// Reads one file: size cap, binary check, UTF-8 decoding, then the format parser.
-fn read_file(c: &Candidate, opts: &IngestOptions, d: &mut Diagnostics) -> Option<FileResult> {
-    let format = c.format?;
+/// Reads one file's bytes (None when too large or unreadable, with a warning) and its manifest hash.
+fn read_bytes(
+    c: &Candidate,
+    opts: &IngestOptions,
+    d: &mut Diagnostics,
+) -> (Option<Vec<u8>>, String) {
     let content = load(c, opts);
     let hash = content.hash();
-    let records = match content {
+    let bytes = match content {
         Content::Unreadable(e) => {
             d.warn(&c.display, None, format!("unreadable ({e}); skipped"));
-            Vec::new()
+            None
         }
         Content::TooLarge(len) => {
             d.warn(
@@ -331,28 +351,27 @@ fn read_file(c: &Candidate, opts: &IngestOptions, d: &mut Diagnostics) -> Option
                     opts.max_file_bytes
                 ),
             );
-            Vec::new()
+            None
         }
-        Content::Bytes(bytes) if bytes[..bytes.len().min(8192)].contains(&0) => {
-            d.warn(
-                &c.display,
-                None,
-                "binary file (contains NUL bytes); skipped",
-            );
-            Vec::new()
-        }
-        Content::Bytes(bytes) => {
-            let text = decode(bytes, &c.display, d);
-            let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-            formats::parse(format, text, &c.display, d)
-        }
+        Content::Bytes(b) => Some(b),
     };
-    Some(FileResult {
-        display: c.display.clone(),
-        rel: c.rel.clone(),
-        hash,
-        records,
-    })
+    (bytes, hash)
+}
+
+/// Parses a file's bytes: binary check, UTF-8 decoding (lossy, with a warning), then the format.
+pub fn parse_records(
+    format: Format,
+    bytes: &[u8],
+    display: &str,
+    d: &mut Diagnostics,
+) -> Vec<RawRecord> {
+    if bytes[..bytes.len().min(8192)].contains(&0) {
+        d.warn(display, None, "binary file (contains NUL bytes); skipped");
+        return Vec::new();
+    }
+    let text = decode(bytes.to_vec(), display, d);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    formats::parse(format, text, display, d)
 }
 
 /// A source file's bytes, or why there are none.

@@ -59,6 +59,14 @@ fn entity_sets(tree: &Tree) -> Vec<BTreeSet<String>> {
 /// or among siblings (for groups), only where they share an entity.
 pub fn related(tree: &mut Tree, count: usize) {
     let sets = entity_sets(tree);
+    let first_doc: Vec<usize> = (0..tree.nodes.len())
+        .map(|i| {
+            tree.descendant_docs(i)
+                .into_iter()
+                .min()
+                .unwrap_or(usize::MAX)
+        })
+        .collect();
     let mut groups: Vec<Vec<usize>> = vec![tree.roots.clone()];
     groups.extend(
         tree.nodes
@@ -78,7 +86,11 @@ pub fn related(tree: &mut Tree, count: usize) {
                     (inter > 0).then(|| (inter as f32 / union as f32, b))
                 })
                 .collect();
-            scored.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+            // Ties by first document, never by node index (which differs between builds).
+            scored.sort_by(|x, y| {
+                y.0.total_cmp(&x.0)
+                    .then(first_doc[x.1].cmp(&first_doc[y.1]))
+            });
             related.push((a, scored.into_iter().take(count).map(|x| x.1).collect()));
         }
     }

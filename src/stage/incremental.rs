@@ -101,15 +101,20 @@ pub fn warm_start(
         ));
     }
     let mut tree = restore(snap, &index);
+    // Only leaves that lost or gained documents are resized, so a warm start never reshapes
+    // clusters the change did not touch.
+    let shrunk: HashSet<usize> = (0..snap.nodes.len())
+        .filter(|&i| tree.nodes[i].docs.len() < snap.nodes[i].docs.len())
+        .collect();
     let mut stats = WarmStats {
         added: added.len(),
         deleted,
         ..WarmStats::default()
     };
-    place_new(&mut tree, &added, vectors);
+    let grown = place_new(&mut tree, &added, vectors);
     let t = &config.tree;
-    stats.split = split_large(&mut tree, vectors, 2 * t.p, t.p, config, kmeans);
-    stats.merged = merge_small(&mut tree, vectors, t.min_cluster_size);
+    stats.split = split_large(&mut tree, &grown, vectors, 2 * t.p, t.p, config, kmeans);
+    stats.merged = merge_small(&mut tree, &shrunk, vectors, t.min_cluster_size);
     let tree = compact(tree);
     if tree.roots.is_empty() || tree.roots.len() > t.k {
         return Err(format!(
@@ -170,8 +175,9 @@ fn leaves(tree: &Tree) -> Vec<usize> {
         .collect()
 }
 
-/// New documents join the leaf whose centroid is nearest.
-fn place_new(tree: &mut Tree, added: &[usize], vectors: &Matrix) {
+/// New documents join the leaf whose centroid is nearest; returns the leaves that grew.
+fn place_new(tree: &mut Tree, added: &[usize], vectors: &Matrix) -> HashSet<usize> {
+    let mut grown = HashSet::new();
     let leaves: Vec<usize> = leaves(tree)
         .into_iter()
         .filter(|&l| !tree.nodes[l].docs.is_empty())
@@ -191,7 +197,9 @@ fn place_new(tree: &mut Tree, added: &[usize], vectors: &Matrix) {
             None => leaves_or_first(tree),
         };
         tree.nodes[leaf].docs.push(d);
+        grown.insert(leaf);
     }
+    grown
 }
 
 fn leaves_or_first(tree: &Tree) -> usize {
@@ -201,6 +209,7 @@ fn leaves_or_first(tree: &Tree) -> usize {
 /// Splits leaves over `max` members into `ceil(n / p)` parts; new parts become siblings.
 fn split_large(
     tree: &mut Tree,
+    grown: &HashSet<usize>,
     vectors: &Matrix,
     max: usize,
     p: usize,
@@ -208,7 +217,9 @@ fn split_large(
     km: &dyn KmeansBackend,
 ) -> usize {
     let mut splits = 0;
-    for leaf in leaves(tree) {
+    let mut candidates: Vec<usize> = grown.iter().copied().collect();
+    candidates.sort_unstable();
+    for leaf in candidates {
         let members = tree.nodes[leaf].docs.clone();
         if members.len() <= max {
             continue;
@@ -253,10 +264,16 @@ fn split_large(
     splits
 }
 
-/// Leaves under `min` members move into their nearest sibling leaf.
-fn merge_small(tree: &mut Tree, vectors: &Matrix, min: usize) -> usize {
+/// Leaves that shrank under `min` members move into their nearest sibling leaf.
+fn merge_small(tree: &mut Tree, shrunk: &HashSet<usize>, vectors: &Matrix, min: usize) -> usize {
     let mut merges = 0;
-    for leaf in leaves(tree) {
+    let mut candidates: Vec<usize> = shrunk
+        .iter()
+        .copied()
+        .filter(|&l| tree.nodes[l].level == 1)
+        .collect();
+    candidates.sort_unstable();
+    for leaf in candidates {
         let n = tree.nodes[leaf].docs.len();
         if n == 0 || n >= min {
             continue;

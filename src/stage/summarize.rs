@@ -36,7 +36,14 @@ pub fn cluster_input(tree: &Tree, node: usize, docs: &[Document], cards: &[Card]
         return ClusterInput { leaf: true, items };
     }
     let mut kids: Vec<usize> = n.children.clone();
-    kids.sort_by_key(|&c| (std::cmp::Reverse(tree.nodes[c].num_documents), c));
+    // Largest first; ties by content, never by node index (which differs between builds).
+    kids.sort_by(|&a, &b| {
+        let (x, y) = (&tree.nodes[a], &tree.nodes[b]);
+        y.num_documents
+            .cmp(&x.num_documents)
+            .then_with(|| x.label.cmp(&y.label))
+            .then_with(|| x.summary.cmp(&y.summary))
+    });
     let items = kids
         .into_iter()
         .take(PARENT_ITEMS)
@@ -210,7 +217,8 @@ fn aggregate_tags(tree: &Tree, node: usize) -> Tags {
         }
     }
     let mut ents: Vec<(&str, (usize, usize))> = ent.into_iter().collect();
-    ents.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.1.1.cmp(&b.1.1)));
+    // Count first, then name: independent of the children's order, so a warm start agrees.
+    ents.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.0.cmp(b.0)));
     let mut doc_types: Vec<String> = types
         .into_iter()
         .filter(|(_, c)| c * 3 >= kids.len())

@@ -37,7 +37,7 @@ fn reachable_docs(out: &Path, tree: &OutTree) -> Vec<String> {
     docs
 }
 
-fn check_invariants(out: &Path, n_docs: usize, p: usize, k: usize) {
+pub fn check_invariants(out: &Path, n_docs: usize, p: usize, k: usize) {
     let tree = read_tree(out);
     assert_eq!(tree.doc_ids.len(), n_docs);
     // Exactly one home leaf per document, and every document reachable from a skill.

@@ -3,7 +3,11 @@
 
 mod bad_input;
 mod build_example;
+mod check;
 mod common;
 mod config_cli;
 mod datasets;
+mod incremental;
+mod interrupt;
 mod invariants;
+mod watch;

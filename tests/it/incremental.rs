@@ -1,0 +1,275 @@
+//! Incremental builds: recomputation counts per stage for no-op, edit, add/delete and config
+//! changes; stable folder names; random edit sequences keep the invariants and `check` fresh.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use proptest::prelude::*;
+
+use crate::common::{c2s, files, ok, synth_corpus};
+use crate::invariants::check_invariants;
+
+const KNOBS: [&str; 4] = ["--set", "tree.p=5", "--set", "K=4"];
+
+fn build(dir: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["build", "c", "--out", "o", "-q", "--json"];
+    args.extend_from_slice(&KNOBS);
+    args.extend_from_slice(extra);
+    serde_json::from_str(&ok(dir, &args)).unwrap()
+}
+
+fn computed(report: &serde_json::Value, stage: &str) -> u64 {
+    report["stages"][stage]["computed"].as_u64().unwrap_or(0)
+}
+
+fn contents(out: &Path) -> BTreeMap<String, Vec<u8>> {
+    files(out)
+        .into_iter()
+        .map(|f| (f.clone(), std::fs::read(out.join(&f)).unwrap()))
+        .collect()
+}
+
+fn setup(n: usize) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    synth_corpus(&tmp.path().join("c"), n, 12, 5);
+    tmp
+}
+
+/// The navigation file whose Contents list `id` as a home row.
+fn home_of(out: &Path, id: &str) -> String {
+    let row = format!("- `{id}` —");
+    files(out)
+        .into_iter()
+        .find(|f| {
+            f.ends_with(".md") && std::fs::read_to_string(out.join(f)).unwrap().contains(&row)
+        })
+        .expect("document has a home")
+}
+
+fn doc_id(dir: &Path, file: &str) -> String {
+    let docs: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("o/documents.json")).unwrap()).unwrap();
+    docs.as_object()
+        .unwrap()
+        .iter()
+        .find(|(_, d)| d["source"] == format!("c/{file}"))
+        .unwrap()
+        .0
+        .clone()
+}
+
+#[test]
+fn noop_rebuild_computes_nothing() {
+    let tmp = setup(120);
+    let first = build(tmp.path(), &[]);
+    assert_eq!(computed(&first, "card"), 120);
+    let second = build(tmp.path(), &[]);
+    assert_eq!(second["tree"]["kind"], "up_to_date");
+    assert_eq!(second["stages"], serde_json::json!({}));
+    assert_eq!(second["files"]["written"], 0);
+}
+
+#[test]
+fn one_edit_recomputes_only_its_path_to_the_root() {
+    let tmp = setup(300);
+    let first = build(tmp.path(), &[]);
+    let levels = first["levels"].as_u64().unwrap();
+    assert!(levels >= 3, "want a deep tree, got {levels} levels");
+    let out = tmp.path().join("o");
+    let id = doc_id(tmp.path(), "doc-00007.md");
+    let before = contents(&out);
+    let file = tmp.path().join("c/doc-00007.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replacen("# ", "# Quasar telemetry ", 1)).unwrap();
+    let r = build(tmp.path(), &[]);
+    assert_eq!(r["tree"]["kind"], "warm");
+    assert_eq!(computed(&r, "card"), 1);
+    assert_eq!(computed(&r, "embed"), 1);
+    assert_eq!(computed(&r, "tags"), 1, "only the leaf's tags");
+    for stage in ["summary", "label"] {
+        let n = computed(&r, stage);
+        assert!(
+            n >= 1 && n <= levels,
+            "{stage}: {n} recomputed for {levels} levels"
+        );
+    }
+    assert_eq!(computed(&r, "reembed"), 0);
+    // The files that changed are the document's navigation path and the corpus-wide files.
+    let leaf = home_of(&out, &id);
+    let after = contents(&out);
+    assert_eq!(
+        before.keys().collect::<Vec<_>>(),
+        after.keys().collect::<Vec<_>>(),
+        "folder names are stable"
+    );
+    for (f, bytes) in &after {
+        if before.get(f) == Some(bytes) {
+            continue;
+        }
+        let on_path = f.ends_with(".md")
+            && leaf.starts_with(Path::new(f).parent().unwrap().to_str().unwrap());
+        let global = ["documents.json", "entity_index.json", "c2s.lock"].contains(&f.as_str());
+        assert!(
+            on_path || global,
+            "{f} changed but is not on the path of {leaf}"
+        );
+    }
+    assert!(
+        after[&leaf] != before[&leaf],
+        "the leaf itself shows the new title"
+    );
+}
+
+#[test]
+fn add_and_delete_warm_start_keeps_invariants_and_names() {
+    let tmp = setup(200);
+    build(tmp.path(), &[]);
+    let out = tmp.path().join("o");
+    let folders_before: Vec<String> = files(&out)
+        .into_iter()
+        .filter(|f| f.ends_with(".md"))
+        .collect();
+    std::fs::remove_file(tmp.path().join("c/doc-00003.md")).unwrap();
+    std::fs::write(
+        tmp.path().join("c/new-a.md"),
+        "# Zebra migration\n\nZebra herds migrate north when the rains begin.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.path().join("c/new-b.md"),
+        "# Zebra stripes\n\nStripes help zebras confuse biting flies.\n",
+    )
+    .unwrap();
+    let r = build(tmp.path(), &[]);
+    assert_eq!(r["tree"]["kind"], "warm", "{r}");
+    assert_eq!(r["tree"]["added"], 2);
+    assert_eq!(r["tree"]["deleted"], 1);
+    assert_eq!(computed(&r, "card"), 2);
+    assert_eq!(computed(&r, "embed"), 2);
+    check_invariants(&out, 201, 5, 4);
+    let folders_after: Vec<String> = files(&out)
+        .into_iter()
+        .filter(|f| f.ends_with(".md"))
+        .collect();
+    let kept = folders_before
+        .iter()
+        .filter(|f| folders_after.contains(f))
+        .count();
+    assert!(
+        kept * 10 >= folders_before.len() * 9,
+        "most folders keep their names ({kept}/{})",
+        folders_before.len()
+    );
+    assert_eq!(
+        c2s(
+            tmp.path(),
+            &[
+                "check", "c", "--out", "o", "--set", "tree.p=5", "--set", "K=4"
+            ]
+        )
+        .status
+        .code(),
+        Some(0)
+    );
+}
+
+#[test]
+fn config_change_of_k_reuses_cards_and_embeddings() {
+    let tmp = setup(150);
+    build(tmp.path(), &[]);
+    let r = build(tmp.path(), &["--set", "K=3"]);
+    assert_eq!(r["tree"]["kind"], "full");
+    assert_eq!(computed(&r, "card"), 0);
+    assert_eq!(computed(&r, "embed"), 0);
+    assert_eq!(r["stages"]["card"]["reused"], 150);
+}
+
+#[test]
+fn large_changes_and_full_rebuild_from_scratch() {
+    let tmp = setup(100);
+    build(tmp.path(), &[]);
+    for i in 0..40 {
+        std::fs::remove_file(tmp.path().join(format!("c/doc-{i:05}.md"))).unwrap();
+    }
+    let r = build(tmp.path(), &[]);
+    assert_eq!(r["tree"]["kind"], "full");
+    assert!(
+        r["tree"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("full_rebuild_share"),
+        "{r}"
+    );
+    let r = build(tmp.path(), &["--full"]);
+    assert_eq!(r["tree"]["reason"], "--full");
+    assert_eq!(computed(&r, "card"), 0);
+}
+
+#[derive(Debug, Clone)]
+enum Step {
+    Add(u16),
+    Edit(u16),
+    Delete(u16),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        (0u16..500).prop_map(Step::Add),
+        (0u16..500).prop_map(Step::Edit),
+        (0u16..500).prop_map(Step::Delete)
+    ]
+}
+
+fn apply(dir: &Path, s: &Step, n: &mut usize) {
+    let existing: Vec<String> = {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    match s {
+        Step::Add(k) => {
+            std::fs::write(
+                dir.join(format!("added-{k}-{n}.md")),
+                format!("# Added {k}\n\nNew words quokka{k} wombat{k} appear here.\n"),
+            )
+            .unwrap();
+            *n += 1;
+        }
+        Step::Edit(k) => {
+            let f = dir.join(&existing[*k as usize % existing.len()]);
+            let t = std::fs::read_to_string(&f).unwrap();
+            std::fs::write(&f, format!("{t}\nEdited with marmot{k}.\n")).unwrap();
+        }
+        Step::Delete(k) if existing.len() > 20 => {
+            std::fs::remove_file(dir.join(&existing[*k as usize % existing.len()])).unwrap();
+            *n -= 1;
+        }
+        Step::Delete(_) => {}
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 4,
+        failure_persistence: None,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x1C2),
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn random_edits_keep_invariants_and_check_fresh(steps in prop::collection::vec(step(), 1..5)) {
+        let tmp = setup(80);
+        build(tmp.path(), &[]);
+        let mut n = 80;
+        for s in &steps {
+            apply(&tmp.path().join("c"), s, &mut n);
+            build(tmp.path(), &[]);
+            check_invariants(&tmp.path().join("o"), n, 5, 4);
+            let st = c2s(tmp.path(), &["check", "c", "--out", "o", "--set", "tree.p=5", "--set", "K=4"]);
+            prop_assert_eq!(st.status.code(), Some(0), "{}", String::from_utf8_lossy(&st.stderr));
+        }
+    }
+}
