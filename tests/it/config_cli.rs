@@ -151,3 +151,17 @@ fn single_jsonl_file_and_clean() {
     ok(tmp.path(), &["clean", "c.jsonl", "--out", "o"]);
     assert!(!tmp.path().join("o").exists());
 }
+
+#[test]
+fn the_readme_config_reference_is_a_valid_config() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let start = readme.find("```toml\n").expect("README has a toml block") + 8;
+    let block = &readme[start..start + readme[start..].find("```").unwrap()];
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("c2s.toml"), block).unwrap();
+    synth_corpus(&tmp.path().join("docs"), 25, 3, 4);
+    ok(tmp.path(), &["build", "-q"]);
+    assert!(tmp.path().join("c2s-out/c2s.lock").is_file());
+    assert!(tmp.path().join("cache/c2s.sqlite").is_file());
+    assert_eq!(c2s(tmp.path(), &["check"]).status.code(), Some(0));
+}
