@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod build_example;
+mod cache;
 mod check;
 mod common;
 mod config_cli;
