@@ -37,6 +37,18 @@ pub struct BuildOptions {
     pub full: bool,
     /// Work out what would be recomputed; write nothing.
     pub dry_run: bool,
+    /// Return the in-memory tree, cards and vectors (for `eval` and `ask`); never takes the
+    /// up-to-date shortcut.
+    pub keep_artifacts: bool,
+}
+
+/// What a build holds in memory at the end: enough to navigate without re-reading the output.
+#[derive(Debug, Clone)]
+pub struct Artifacts {
+    pub docs: Vec<Document>,
+    pub cards: Vec<Card>,
+    pub doc_vectors: Matrix,
+    pub tree: Tree,
 }
 
 /// How the tree was obtained.
@@ -73,6 +85,9 @@ pub struct BuildReport {
     /// With `--dry-run`: every result that would be computed, and why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<Vec<Miss>>,
+    /// With `keep_artifacts`.
+    #[serde(skip)]
+    pub artifacts: Option<Box<Artifacts>>,
 }
 
 /// The configured backends.
@@ -170,6 +185,7 @@ pub fn build_with(
     let backends = Backends::from_config(cfg);
     if !opts.full
         && !opts.dry_run
+        && !opts.keep_artifacts
         && let Some(report) = up_to_date(opts, &backends, start)?
     {
         return Ok(report);
@@ -287,6 +303,14 @@ pub fn build_with(
         files: written,
         warning_list: diags.warnings,
         dry_run: opts.dry_run.then(|| exec.misses().to_vec()),
+        artifacts: opts.keep_artifacts.then(|| {
+            Box::new(Artifacts {
+                docs: corpus.documents.clone(),
+                cards,
+                doc_vectors,
+                tree,
+            })
+        }),
     })
 }
 
@@ -330,6 +354,7 @@ fn up_to_date(
         },
         warning_list: Vec::new(),
         dry_run: None,
+        artifacts: None,
     }))
 }
 

@@ -28,6 +28,10 @@ pub enum Command {
     Watch(WatchArgs),
     /// Remove the output folder (and with --cache the memo).
     Clean(CleanArgs),
+    /// Answer a question by navigating the compiled tree (`--offline`: no LLM).
+    Ask(AskArgs),
+    /// Measure the navigator against flat retrieval on a benchmark folder (corpus.jsonl + queries.jsonl).
+    Eval(EvalArgs),
     /// Inspect or prune the memo.
     Cache {
         #[command(subcommand)]
@@ -50,6 +54,63 @@ pub enum CacheAction {
         #[command(flatten)]
         target: TargetArgs,
     },
+}
+
+/// Navigator knobs shared by `ask` and `eval`.
+#[derive(Debug, Args, Clone, Copy)]
+pub struct NavArgs {
+    /// Nodes kept per level of the beam search.
+    #[arg(long, default_value_t = 3)]
+    pub beam: usize,
+    /// Documents returned.
+    #[arg(long, default_value_t = 10)]
+    pub k: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct AskArgs {
+    /// The question.
+    pub question: String,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Use the offline navigator (the only mode until an LLM backend is configured).
+    #[arg(long)]
+    pub offline: bool,
+    /// Fuse a flat search over document rows when routing looks weak.
+    #[arg(long)]
+    pub fallback: bool,
+    #[command(flatten)]
+    pub nav: NavArgs,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// Folder with corpus.jsonl and queries.jsonl ({id, question, answer, gold_ids}).
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Config file for the build (default: built-in defaults; corpus.paths is set to DATA).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Override one setting. Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Where the tree is built (default: cache/eval/<dataset name>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Only the first N queries.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Comma-separated methods: navigator, navigator+fallback, bm25, dense, hybrid (default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub methods: Vec<String>,
+    #[command(flatten)]
+    pub nav: NavArgs,
+    /// Write per-query results and the summary as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

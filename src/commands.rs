@@ -35,6 +35,7 @@ pub fn build_cmd(args: &BuildArgs, progress: &Progress) -> Result<u8, Error> {
         display_base: target.display_base,
         full: args.full,
         dry_run: args.dry_run,
+        keep_artifacts: false,
     };
     let report = build(&opts, progress)?;
     if args.dry_run {
@@ -311,4 +312,161 @@ fn cache_err(e: crate::db::cache::CacheError) -> Error {
 /// Maps an error to the exit code for it.
 pub fn exit_code(_e: &Error) -> u8 {
     EXIT_ERROR
+}
+
+fn nav_params(nav: &crate::cli::NavArgs, fallback: bool) -> crate::serve::navigator::NavParams {
+    crate::serve::navigator::NavParams {
+        beam: nav.beam.max(1),
+        k: nav.k.max(1),
+        fallback,
+        fetch: 3,
+    }
+}
+
+pub fn ask_cmd(args: &crate::cli::AskArgs, progress: &Progress) -> Result<u8, Error> {
+    let target = args.target.resolve()?;
+    let quiet = Progress::new(true);
+    let opts = BuildOptions {
+        loaded: target.loaded.clone(),
+        out_dir: target.out_dir,
+        display_base: target.display_base,
+        full: false,
+        dry_run: true,
+        keep_artifacts: true,
+    };
+    let clock = std::time::Instant::now();
+    let report = build(&opts, &quiet)?;
+    let a = report.artifacts.expect("artifacts were asked for");
+    if !args.offline {
+        progress.status(
+            "Note",
+            "no LLM agent backend is configured; using the offline navigator",
+        );
+    }
+    let backends = crate::build::Backends::from_config(&target.loaded.config);
+    let qv = backends
+        .embedder
+        .embed(&[args.question.as_str()])
+        .map_err(|e| crate::error::BuildError::Embed(e.to_string()))?
+        .remove(0);
+    let nav = crate::serve::navigator::Navigator::new(&a);
+    let r = nav.navigate(&args.question, &qv, &nav_params(&args.nav, args.fallback));
+    if args.json {
+        println!("{}", serde_json::to_string(&r)?);
+    } else {
+        println!(
+            "{}",
+            if r.answer.is_empty() {
+                "(no sentence of the fetched documents matches the question)"
+            } else {
+                &r.answer
+            }
+        );
+        println!(
+            "\nsources: {}",
+            r.ids
+                .iter()
+                .take(3)
+                .map(|i| format!("`{i}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        println!("path: {}", r.path.join(" → "));
+    }
+    progress.status(
+        "Read",
+        &format!(
+            "{} navigation bytes, {} document bytes in {:.2}s",
+            r.nav_bytes,
+            r.doc_bytes,
+            clock.elapsed().as_secs_f64()
+        ),
+    );
+    Ok(EXIT_OK)
+}
+
+pub fn eval_cmd(args: &crate::cli::EvalArgs, progress: &Progress) -> Result<u8, Error> {
+    let cwd = std::env::current_dir().map_err(|source| Error::Io {
+        context: "cannot read",
+        path: ".".into(),
+        source,
+    })?;
+    let mut loaded = match &args.config {
+        Some(f) => {
+            let file = cwd.join(f);
+            crate::config::Loaded {
+                config: crate::config::Config::load(&file)?,
+                base_dir: file
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| cwd.clone()),
+                path: Some(file),
+            }
+        }
+        None => crate::config::Loaded {
+            config: crate::config::Config::default(),
+            base_dir: cwd.clone(),
+            path: None,
+        },
+    };
+    for s in &args.set {
+        loaded.config.apply_set(s)?;
+    }
+    let data = cwd.join(&args.data);
+    for f in ["corpus.jsonl", "queries.jsonl"] {
+        if !data.join(f).is_file() {
+            return Err(Error::Build(crate::error::BuildError::MissingSource {
+                path: data.join(f),
+            }));
+        }
+    }
+    let name = data
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "data".into());
+    let out_dir = match &args.out {
+        Some(o) => cwd.join(o),
+        None => loaded
+            .resolve(&loaded.config.cache.path)
+            .with_file_name("eval")
+            .join(&name),
+    };
+    let methods: Vec<String> = if args.methods.is_empty() {
+        crate::eval::METHODS.iter().map(|m| m.to_string()).collect()
+    } else {
+        args.methods.clone()
+    };
+    if let Some(bad) = methods
+        .iter()
+        .find(|m| !crate::eval::METHODS.contains(&m.as_str()))
+    {
+        return Err(Error::Config(crate::error::ConfigError::Invalid {
+            field: "--methods".into(),
+            message: format!(
+                "unknown method `{bad}`; choose from {}",
+                crate::eval::METHODS.join(", ")
+            ),
+        }));
+    }
+    let backends = crate::build::Backends::from_config(&loaded.config);
+    let opts = crate::eval::EvalOptions {
+        data,
+        loaded,
+        out_dir,
+        display_base: cwd,
+        limit: args.limit,
+        methods,
+        nav: nav_params(&args.nav, false),
+    };
+    let report = crate::eval::run(&opts, backends.embedder.as_ref(), progress)?;
+    print!("{}", crate::eval::render_table(&report));
+    if let Some(path) = &args.json {
+        let bytes = serde_json::to_vec_pretty(&report)?;
+        std::fs::write(path, bytes).map_err(|source| Error::Io {
+            context: "cannot write",
+            path: path.clone(),
+            source,
+        })?;
+    }
+    Ok(EXIT_OK)
 }

@@ -15,13 +15,16 @@ pub mod db;
 pub mod diag;
 pub mod embed;
 pub mod error;
+pub mod eval;
 pub mod ingest;
 pub mod kmeans;
 pub mod llm;
 pub mod manifest;
 pub mod output;
 pub mod progress;
+pub mod retrieval;
 pub mod rng;
+pub mod serve;
 pub mod stage;
 pub mod text;
 pub mod tree;
@@ -49,6 +52,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Watch(args) => watch::watch_cmd(args, &progress),
         Command::Clean(args) => commands::clean_cmd(args, &progress),
         Command::Cache { action } => commands::cache_cmd(action, &progress),
+        Command::Ask(args) => commands::ask_cmd(args, &progress),
+        Command::Eval(args) => commands::eval_cmd(args, &progress),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -8,6 +8,7 @@ mod check;
 mod common;
 mod config_cli;
 mod datasets;
+mod eval;
 mod incremental;
 mod interrupt;
 mod invariants;

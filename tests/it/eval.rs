@@ -1,0 +1,147 @@
+//! `c2s ask --offline` finds a reachable gold document; `c2s eval` runs every method, reports the
+//! metrics table and per-query JSON, and is deterministic.
+
+use crate::common::{c2s, ok, repo, stderr};
+
+#[test]
+fn offline_navigator_finds_the_reachable_document() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = format!("cache.path={}", tmp.path().join("m.sqlite").display());
+    let out = tmp.path().join("out");
+    ok(
+        &repo(),
+        &[
+            "build",
+            "-q",
+            "--out",
+            out.to_str().unwrap(),
+            "--set",
+            &cache,
+        ],
+    );
+    let j: serde_json::Value = serde_json::from_str(&ok(
+        &repo(),
+        &[
+            "ask",
+            "--offline",
+            "How do I roll back a bad deployment?",
+            "--json",
+            "-q",
+            "--out",
+            out.to_str().unwrap(),
+            "--set",
+            &cache,
+        ],
+    ))
+    .unwrap();
+    let docs: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("documents.json")).unwrap()).unwrap();
+    let rollback = docs
+        .as_object()
+        .unwrap()
+        .iter()
+        .find(|(_, d)| d["title"] == "Rolling back a deployment")
+        .unwrap()
+        .0;
+    assert_eq!(&j["ids"][0], rollback, "{j}");
+    assert!(
+        j["answer"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("rollback"),
+        "{j}"
+    );
+    assert!(j["nav_bytes"].as_u64().unwrap() > 0 && j["doc_bytes"].as_u64().unwrap() > 0);
+    assert!(j["path"][0].as_str().unwrap().ends_with("SKILL.md"));
+}
+
+fn dataset(dir: &std::path::Path) {
+    let topics = [
+        (
+            "Pairing the remote",
+            "Hold Back and Play for three seconds to pair the Bluetooth remote with the television.",
+        ),
+        (
+            "Picture modes",
+            "Choose Dynamic, Standard or Movie picture mode to match the lighting of the room.",
+        ),
+        (
+            "Sound output",
+            "Select a soundbar over HDMI ARC as the sound output for the speakers.",
+        ),
+        (
+            "Network reset",
+            "Reset the network settings when the Wi-Fi connection keeps dropping.",
+        ),
+        (
+            "Parental lock",
+            "Set a four digit PIN to lock channels and apps for children.",
+        ),
+        (
+            "Software update",
+            "Update the firmware over the internet or from a USB drive.",
+        ),
+    ];
+    let mut corpus = String::new();
+    let mut queries = String::new();
+    for (i, (title, text)) in topics.iter().enumerate() {
+        for v in 0..4 {
+            corpus.push_str(&format!(
+                "{}\n",
+                serde_json::json!({"id": format!("s{i}-{v}"), "title": format!("{title} {v}"), "text": format!("{text} Variant {v} explains detail number {v}.")})
+            ));
+        }
+        queries.push_str(&format!(
+            "{}\n",
+            serde_json::json!({"id": format!("q{i}"), "question": format!("How does {} work?", title.to_lowercase()), "answer": text, "gold_ids": [format!("s{i}-0")]})
+        ));
+    }
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("corpus.jsonl"), corpus).unwrap();
+    std::fs::write(dir.join("queries.jsonl"), queries).unwrap();
+}
+
+#[test]
+fn eval_reports_every_method_and_is_deterministic() {
+    let tmp = tempfile::tempdir().unwrap();
+    dataset(&tmp.path().join("tv"));
+    let run = |json: &str| {
+        let o = c2s(
+            tmp.path(),
+            &[
+                "eval", "--data", "tv", "-q", "--json", json, "--set", "tree.p=4", "--set", "K=3",
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let table = String::from_utf8_lossy(&o.stdout).into_owned();
+        let report: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(tmp.path().join(json)).unwrap()).unwrap();
+        (table, report)
+    };
+    let (table, a) = run("a.json");
+    for m in ["navigator", "navigator+fallback", "bm25", "dense", "hybrid"] {
+        assert!(table.contains(&format!("| {m} |")), "{table}");
+        assert_eq!(a["summaries"][m]["queries"], 6);
+    }
+    assert!(table.contains("paired bootstrap"), "{table}");
+    let bm25 = &a["summaries"]["bm25"]["means"];
+    assert!(bm25["hit@5"].as_f64().unwrap() > 0.8, "{bm25}");
+    assert!(
+        a["summaries"]["navigator"]["routing_accuracy"]
+            .as_f64()
+            .is_some()
+    );
+    assert_eq!(a["results"].as_array().unwrap().len(), 30);
+    let (_, b) = run("b.json");
+    assert_eq!(
+        a["summaries"]["navigator"]["means"],
+        b["summaries"]["navigator"]["means"]
+    );
+    assert_eq!(a["comparisons"], b["comparisons"]);
+    let bad = c2s(tmp.path(), &["eval", "--data", "tv", "--methods", "oracle"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("unknown method `oracle`"));
+    let missing = c2s(tmp.path(), &["eval", "--data", "nowhere"]);
+    assert_eq!(missing.status.code(), Some(2));
+}
