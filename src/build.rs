@@ -221,7 +221,12 @@ pub fn build_with(
     laps.lap("ingest");
 
     let memo_path = opts.loaded.resolve(&cfg.cache.path);
-    let memo = Memo::open(&memo_path).map_err(|e| BuildError::Cache(e.to_string()))?;
+    let memo = if opts.dry_run && !memo_path.exists() {
+        Memo::in_memory()
+    } else {
+        Memo::open(&memo_path)
+    }
+    .map_err(|e| BuildError::Cache(e.to_string()))?;
     let previous: Slots =
         read_record(&memo, &record_name("slots", &opts.out_dir)).unwrap_or_default();
     let mut exec = if opts.dry_run {

@@ -356,8 +356,9 @@ fn resolve_key(table: &toml::Table, key: &str) -> Result<(String, String), Strin
             .get(section)
             .and_then(|v| v.as_table())
             .ok_or_else(|| format!("unknown section `{section}`"))?;
-        let canonical = canonical_field(sect, field)
-            .ok_or_else(|| format!("unknown key `{field}` in [{section}]"))?;
+        // Optional settings that are unset do not appear in the table: pass the key through and
+        // let deserialization (which rejects unknown fields) have the last word.
+        let canonical = canonical_field(sect, field).unwrap_or_else(|| field.to_string());
         return Ok((section.to_string(), canonical));
     }
     let hits: Vec<(String, String)> = table
@@ -428,6 +429,10 @@ mod tests {
         assert!((c.tree.tau - 0.1).abs() < 1e-6);
         assert_eq!(c.output.dir, PathBuf::from("elsewhere"));
         assert!(c.apply_set("nope=1").is_err());
+        let e = c.apply_set("tree.nope=1").unwrap_err().to_string();
+        assert!(e.contains("nope"), "{e}");
+        c.apply_set("llm.price_input_per_mtok=0.5").unwrap();
+        assert_eq!(c.llm.price_input_per_mtok, Some(0.5));
         assert!(c.apply_set("tree.p=1").is_err());
         assert!(c.apply_set("tree.p=abc").is_err());
     }

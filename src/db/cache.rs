@@ -8,6 +8,10 @@ use std::sync::Mutex;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS memo (
+        key BLOB PRIMARY KEY, stage TEXT NOT NULL, value BLOB NOT NULL) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS records (name TEXT PRIMARY KEY, value BLOB NOT NULL);";
+
 /// A memo key: the blake3 of a serialized key struct.
 pub type Key = [u8; 32];
 
@@ -74,17 +78,30 @@ impl Memo {
         let conn = Connection::open(path).map_err(open_err)?;
         conn.busy_timeout(std::time::Duration::from_secs(30))
             .map_err(open_err)?;
-        conn.execute_batch(
-            "PRAGMA journal_mode=WAL;
-             PRAGMA synchronous=NORMAL;
-             CREATE TABLE IF NOT EXISTS memo (
-                 key BLOB PRIMARY KEY, stage TEXT NOT NULL, value BLOB NOT NULL) WITHOUT ROWID;
-             CREATE TABLE IF NOT EXISTS records (name TEXT PRIMARY KEY, value BLOB NOT NULL);",
-        )
-        .map_err(open_err)?;
+        conn.execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+            .map_err(open_err)?;
+        conn.execute_batch(SCHEMA).map_err(open_err)?;
         Ok(Memo {
             conn: Mutex::new(conn),
             path: path.to_path_buf(),
+        })
+    }
+
+    /// A throwaway memo in memory (a dry run with no cache file yet must not create one).
+    pub fn in_memory() -> Result<Memo, CacheError> {
+        let path = PathBuf::from(":memory:");
+        let conn = Connection::open_in_memory().map_err(|source| CacheError::Open {
+            path: path.clone(),
+            source,
+        })?;
+        conn.execute_batch(SCHEMA)
+            .map_err(|source| CacheError::Open {
+                path: path.clone(),
+                source,
+            })?;
+        Ok(Memo {
+            conn: Mutex::new(conn),
+            path,
         })
     }
 

@@ -273,3 +273,50 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn dry_run_explains_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    synth_corpus(&tmp.path().join("c"), 60, 5, 6);
+    // Before any build: a dry run plans everything and creates neither output nor cache.
+    let first = ok(tmp.path(), &["build", "c", "--out", "o", "--dry-run"]);
+    assert!(first.contains("card: 60 to compute"), "{first}");
+    assert!(!tmp.path().join("o").exists() && !tmp.path().join("cache").exists());
+    build(tmp.path(), &[]);
+    let out = tmp.path().join("o");
+    let before = contents(&out);
+    let entries = |d: &Path| -> serde_json::Value {
+        serde_json::from_str(&ok(d, &["cache", "stats", "c", "--json"])).unwrap()
+    };
+    let cache_before = entries(tmp.path());
+    std::fs::write(
+        tmp.path().join("c/doc-00004.md"),
+        "# Narwhal tusks\n\nNarwhal tusks are teeth with sensory nerves.\n",
+    )
+    .unwrap();
+    let mut args = vec!["build", "c", "--out", "o", "--dry-run", "--explain"];
+    args.extend_from_slice(&KNOBS);
+    let text = ok(tmp.path(), &args);
+    let id = doc_id(tmp.path(), "doc-00004.md");
+    assert!(
+        text.contains(&format!("card {id}: input content changed")),
+        "{text}"
+    );
+    assert!(text.contains("LLM calls:"), "{text}");
+    args.push("--json");
+    args.extend_from_slice(&[
+        "--set",
+        "llm.price_input_per_mtok=1.0",
+        "--set",
+        "llm.price_output_per_mtok=2.0",
+    ]);
+    let j: serde_json::Value = serde_json::from_str(&ok(tmp.path(), &args)).unwrap();
+    assert!(j["estimate"]["llm_calls"].as_u64().unwrap() >= 2, "{j}");
+    assert!(j["estimate"]["cost"].as_f64().unwrap() > 0.0, "{j}");
+    assert_eq!(contents(&out), before, "a dry run writes no output");
+    assert_eq!(
+        entries(tmp.path()),
+        cache_before,
+        "a dry run writes no cache entry"
+    );
+}
