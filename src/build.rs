@@ -20,8 +20,9 @@ use crate::llm::{Card, Extractive, Llm};
 use crate::manifest::{Lock, file_hash};
 use crate::output::{BuildLock, LOCK_FILE, WriteStats, write_output};
 use crate::progress::Progress;
+use crate::records::{read_record, record_name, save_records};
 use crate::stage::hierarchy::{HierarchyInput, build_tree};
-use crate::stage::incremental::{Snapshot, WarmStats, snapshot, warm_start};
+use crate::stage::incremental::{Snapshot, WarmStats, warm_start};
 use crate::stage::summarize::summarize_nodes;
 use crate::stage::{card, embed, enrich, render};
 use crate::tree::Tree;
@@ -126,12 +127,6 @@ fn check_overlap(out: &Path, sources: &[PathBuf]) -> Result<(), BuildError> {
         }
     }
     Ok(())
-}
-
-/// Names the memo records of one output folder.
-fn record_name(kind: &str, out: &Path) -> String {
-    let abs = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
-    format!("{kind}:{}", abs.display())
 }
 
 /// Lap timer for the report.
@@ -470,32 +465,6 @@ fn render_files(
     };
     files.insert(LOCK_FILE.into(), lock.to_json().into_bytes());
     (files, navigation_files)
-}
-
-fn read_record<T: serde::de::DeserializeOwned>(memo: &Memo, name: &str) -> Option<T> {
-    memo.record(name)
-        .ok()
-        .flatten()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-}
-
-/// Keeps what the next build needs: the tree (warm start) and the key slots (`--explain`).
-fn save_records(
-    memo: &Memo,
-    out: &Path,
-    tree: &Tree,
-    docs: &[Document],
-    cfg: &Config,
-    exec: &Executor,
-) -> Result<(), BuildError> {
-    let err = |e: crate::db::cache::CacheError| BuildError::Cache(e.to_string());
-    let snap =
-        serde_json::to_vec(&snapshot(tree, docs, cfg.tree_hash())).expect("snapshot serializes");
-    memo.set_record(&record_name("tree", out), &snap)
-        .map_err(err)?;
-    let slots = serde_json::to_vec(&exec.slots).expect("slots serialize");
-    memo.set_record(&record_name("slots", out), &slots)
-        .map_err(err)
 }
 
 fn report_unsupported(unsupported: &std::collections::HashMap<String, usize>, progress: &Progress) {

@@ -22,6 +22,7 @@ pub mod llm;
 pub mod manifest;
 pub mod output;
 pub mod progress;
+pub mod records;
 pub mod retrieval;
 pub mod rng;
 pub mod serve;
