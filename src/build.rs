@@ -95,7 +95,8 @@ pub struct BuildReport {
 pub struct Backends {
     pub llm: Box<dyn Llm>,
     pub embedder: Box<dyn Embedder>,
-    pub kmeans: Box<dyn KmeansBackend>,
+    kmeans: std::sync::OnceLock<Box<dyn KmeansBackend>>,
+    kmeans_device: crate::config::KmeansDevice,
 }
 
 impl Backends {
@@ -109,9 +110,65 @@ impl Backends {
         Backends {
             llm,
             embedder,
-            kmeans: Box::new(CpuKmeans),
+            kmeans: std::sync::OnceLock::new(),
+            kmeans_device: c.kmeans.device,
         }
     }
+}
+
+impl Backends {
+    /// The K-Means backend, opened on first use (so builds that do not cluster never probe a GPU).
+    pub fn kmeans(&self) -> &dyn KmeansBackend {
+        self.kmeans
+            .get_or_init(|| select_kmeans(self.kmeans_device))
+            .as_ref()
+    }
+
+    /// Which K-Means device ran, if clustering ran at all.
+    pub fn kmeans_used(&self) -> String {
+        self.kmeans
+            .get()
+            .map_or_else(|| "not used".to_string(), |k| k.device())
+    }
+}
+
+/// `kmeans.device`: `auto` takes a real GPU adapter only; `gpu` also takes a CPU-emulated one
+/// (lavapipe, for shader tests); no adapter means the CPU path, said in one line.
+pub fn select_kmeans(device: crate::config::KmeansDevice) -> Box<dyn KmeansBackend> {
+    use crate::config::KmeansDevice;
+    let allow_emulated = match device {
+        KmeansDevice::Cpu => return Box::new(CpuKmeans),
+        // Without a GPU device node there is no real GPU to find; skip probing Vulkan at all
+        // (software drivers would only be rejected, after printing their own noise).
+        KmeansDevice::Auto if !has_gpu_device_node() => return Box::new(CpuKmeans),
+        KmeansDevice::Auto => false,
+        KmeansDevice::Gpu => true,
+    };
+    match crate::kmeans::GpuKmeans::new(allow_emulated) {
+        Ok(g) => Box::new(g),
+        Err(e) => {
+            if device == KmeansDevice::Gpu {
+                eprintln!("warning: kmeans.device = \"gpu\" but {e}; K-Means runs on the CPU");
+            }
+            Box::new(CpuKmeans)
+        }
+    }
+}
+
+/// Whether the OS exposes a GPU: a DRM render node or an NVIDIA device (Linux); elsewhere, assume so.
+fn has_gpu_device_node() -> bool {
+    if !cfg!(target_os = "linux") {
+        return true;
+    }
+    let any = |dir: &str, prefix: &str| {
+        std::fs::read_dir(dir)
+            .map(|rd| {
+                rd.flatten()
+                    .any(|e| e.file_name().to_string_lossy().starts_with(prefix))
+            })
+            .unwrap_or(false)
+    };
+    any("/dev/dri", "renderD") || any("/dev", "nvidia")
 }
 
 /// Refuses an output folder that contains a corpus path (building would replace the sources).
@@ -296,7 +353,7 @@ pub fn build_with(
         navigation_files,
         warnings: diags.warnings.len(),
         seconds: start.elapsed().as_secs_f64(),
-        kmeans_device: backends.kmeans.device(),
+        kmeans_device: backends.kmeans_used(),
         tree: mode,
         stages: exec.counts.clone(),
         timings: laps.timings,
@@ -343,7 +400,7 @@ fn up_to_date(
         navigation_files: nav,
         warnings: 0,
         seconds: start.elapsed().as_secs_f64(),
-        kmeans_device: backends.kmeans.device(),
+        kmeans_device: backends.kmeans_used(),
         tree: TreeMode::UpToDate,
         stages: BTreeMap::new(),
         timings: BTreeMap::new(),
@@ -371,32 +428,31 @@ fn make_tree(
     progress: &Progress,
 ) -> Result<(Tree, TreeMode), BuildError> {
     let cfg = &opts.loaded.config;
-    let reason =
-        match prev.map(|s| warm_start(&s, docs, doc_vectors, cfg, backends.kmeans.as_ref())) {
-            Some(Ok((mut tree, stats))) => {
-                let mut order: Vec<usize> = (0..tree.nodes.len()).collect();
-                order.sort_by_key(|&i| tree.nodes[i].level);
-                for level in 1..=tree.levels {
-                    let nodes: Vec<usize> = order
-                        .iter()
-                        .copied()
-                        .filter(|&i| tree.nodes[i].level == level)
-                        .collect();
-                    summarize_nodes(&mut tree, &nodes, docs, cards, backends.llm.as_ref(), exec)?;
-                }
-                progress.status(
-                    "Updated",
-                    &format!(
-                        "tree: {} added, {} deleted, {} split, {} merged",
-                        stats.added, stats.deleted, stats.split, stats.merged
-                    ),
-                );
-                return Ok((tree, TreeMode::Warm(stats)));
+    let reason = match prev.map(|s| warm_start(&s, docs, doc_vectors, cfg, backends.kmeans())) {
+        Some(Ok((mut tree, stats))) => {
+            let mut order: Vec<usize> = (0..tree.nodes.len()).collect();
+            order.sort_by_key(|&i| tree.nodes[i].level);
+            for level in 1..=tree.levels {
+                let nodes: Vec<usize> = order
+                    .iter()
+                    .copied()
+                    .filter(|&i| tree.nodes[i].level == level)
+                    .collect();
+                summarize_nodes(&mut tree, &nodes, docs, cards, backends.llm.as_ref(), exec)?;
             }
-            Some(Err(reason)) => reason,
-            None if opts.full => "--full".to_string(),
-            None => "no previous build of this output".to_string(),
-        };
+            progress.status(
+                "Updated",
+                &format!(
+                    "tree: {} added, {} deleted, {} split, {} merged",
+                    stats.added, stats.deleted, stats.split, stats.merged
+                ),
+            );
+            return Ok((tree, TreeMode::Warm(stats)));
+        }
+        Some(Err(reason)) => reason,
+        None if opts.full => "--full".to_string(),
+        None => "no previous build of this output".to_string(),
+    };
     progress.status("Clustering", &format!("from scratch ({reason})"));
     let input = HierarchyInput {
         docs,
@@ -405,11 +461,12 @@ fn make_tree(
         config: cfg,
         llm: backends.llm.as_ref(),
         embedder: backends.embedder.as_ref(),
-        kmeans: backends.kmeans.as_ref(),
+        kmeans: backends.kmeans(),
     };
     let (tree, _) = build_tree(&input, exec, |level, n| {
         progress.status("Clustered", &format!("level {level}: {n} groups"));
     })?;
+    progress.status("K-Means", &format!("ran on {}", backends.kmeans_used()));
     Ok((tree, TreeMode::Full { reason }))
 }
 

@@ -144,8 +144,11 @@ pub struct KmeansConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum KmeansDevice {
+    /// A real GPU when there is one, else the CPU.
     Auto,
     Cpu,
+    /// The GPU path on any adapter, CPU-emulated ones included (shader tests).
+    Gpu,
 }
 
 impl Default for CorpusConfig {

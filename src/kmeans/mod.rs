@@ -1,10 +1,12 @@
 //! K-Means on L2-normalized vectors (spherical, cosine): the backend trait, its data types and the CPU path.
 
 mod cpu;
+pub mod gpu;
 mod seed;
 pub mod simd;
 
-pub use cpu::CpuKmeans;
+pub use cpu::{CpuKmeans, scan};
+pub use gpu::GpuKmeans;
 
 /// A dense row-major matrix of f32 vectors.
 #[derive(Debug, Clone, Default, PartialEq)]

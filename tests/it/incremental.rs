@@ -94,8 +94,19 @@ fn one_edit_recomputes_only_its_path_to_the_root() {
         );
     }
     assert_eq!(computed(&r, "reembed"), 0);
-    // The files that changed are the document's navigation path and the corpus-wide files.
+    // The files that changed are the document's navigation path, the groups that list it as an
+    // `@see` stub (its row shows the new title), and the corpus-wide files.
     let leaf = home_of(&out, &id);
+    let stub = format!("- @see `{id}`");
+    let stub_leaves: Vec<String> = files(&out)
+        .into_iter()
+        .filter(|f| {
+            f.ends_with(".md")
+                && std::fs::read_to_string(out.join(f))
+                    .unwrap()
+                    .contains(&stub)
+        })
+        .collect();
     let after = contents(&out);
     assert_eq!(
         before.keys().collect::<Vec<_>>(),
@@ -108,7 +119,8 @@ fn one_edit_recomputes_only_its_path_to_the_root() {
         }
         let on_path = f.ends_with(".md")
             && leaf.starts_with(Path::new(f).parent().unwrap().to_str().unwrap());
-        let global = ["documents.json", "entity_index.json", "c2s.lock"].contains(&f.as_str());
+        let global = ["documents.json", "entity_index.json", "c2s.lock"].contains(&f.as_str())
+            || stub_leaves.contains(f);
         assert!(
             on_path || global,
             "{f} changed but is not on the path of {leaf}"

@@ -9,6 +9,7 @@ mod common;
 mod config_cli;
 mod datasets;
 mod eval;
+mod gpu;
 mod incremental;
 mod interrupt;
 mod invariants;

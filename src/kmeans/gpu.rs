@@ -1,0 +1,383 @@
+//! GPU K-Means: the assignment step (nearest and runner-up centroid) in a WGSL compute shader via
+//! wgpu, chunked under the device's storage-binding limit and dispatched in 2-D; k-means++
+//! seeding and the centroid update run on the CPU (see `update_centroids`).
+
+use std::borrow::Cow;
+use std::sync::Mutex;
+
+use rayon::prelude::*;
+
+use super::seed::kmeans_pp;
+use super::{KmeansBackend, KmeansParams, KmeansResult, Matrix, normalize};
+use crate::rng::Rng;
+
+const SHADER: &str = include_str!("../../shaders/kmeans_assign.wgsl");
+const WORKGROUP: u32 = 64;
+const MAX_GROUPS_PER_ROW: u32 = 65_535;
+
+/// Why the GPU path is not available or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum GpuError {
+    #[error("no GPU adapter: {0}")]
+    NoAdapter(String),
+    #[error(
+        "the only adapter is a CPU emulation ({0}); it is used only when kmeans.device = \"gpu\""
+    )]
+    CpuAdapter(String),
+    #[error("cannot open the GPU device: {0}")]
+    Device(String),
+    #[error("wgpu error: {0}")]
+    Wgpu(String),
+    #[error("{0} centroids of {1} dimensions exceed the device's storage-binding limit")]
+    TooLarge(usize, usize),
+}
+
+/// One (nearest, runner-up) result per point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Assigned {
+    pub best: u32,
+    pub s1: f32,
+    pub second: Option<(u32, f32)>,
+}
+
+/// The wgpu device and the compiled assignment pipeline.
+pub struct GpuKmeans {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+    info: wgpu::AdapterInfo,
+    max_binding: u64,
+    /// Points per dispatch chunk (None: as many as the binding limit allows). Tests set it.
+    pub chunk_points: Option<usize>,
+    /// The last error the GPU path hit (the run then finished on the CPU).
+    pub last_error: Mutex<Option<String>>,
+}
+
+impl GpuKmeans {
+    /// Opens the first adapter; a CPU-emulated adapter (lavapipe) only when `allow_cpu_adapter`.
+    pub fn new(allow_cpu_adapter: bool) -> Result<GpuKmeans, GpuError> {
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+            backends: wgpu::Backends::VULKAN,
+            ..wgpu::InstanceDescriptor::new_without_display_handle()
+        });
+        let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            ..Default::default()
+        }))
+        .map_err(|e| GpuError::NoAdapter(e.to_string()))?;
+        let info = adapter.get_info();
+        if info.device_type == wgpu::DeviceType::Cpu && !allow_cpu_adapter {
+            return Err(GpuError::CpuAdapter(info.name.clone()));
+        }
+        let limits = adapter.limits();
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("c2s-kmeans"),
+            required_limits: limits.clone(),
+            ..Default::default()
+        }))
+        .map_err(|e| GpuError::Device(e.to_string()))?;
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("kmeans_assign.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(Cow::Borrowed(SHADER)),
+        });
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("kmeans_assign"),
+            layout: None,
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(GpuError::Wgpu(e.to_string()));
+        }
+        let layout = pipeline.get_bind_group_layout(0);
+        Ok(GpuKmeans {
+            device,
+            queue,
+            pipeline,
+            layout,
+            info,
+            max_binding: limits.max_storage_buffer_binding_size,
+            chunk_points: None,
+            last_error: Mutex::new(None),
+        })
+    }
+
+    /// The adapter in words.
+    pub fn adapter(&self) -> String {
+        format!(
+            "{} ({:?}, {:?})",
+            self.info.name, self.info.device_type, self.info.backend
+        )
+    }
+
+    fn buffer(&self, label: &str, bytes: &[u8], usage: wgpu::BufferUsages) -> wgpu::Buffer {
+        let buf = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: (bytes.len() as u64).max(16).next_multiple_of(4),
+            usage: usage | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        self.queue.write_buffer(&buf, 0, bytes);
+        buf
+    }
+
+    /// Nearest and runner-up centroid of every point, on the GPU.
+    pub fn assign(&self, data: &Matrix, centroids: &Matrix) -> Result<Vec<Assigned>, GpuError> {
+        let d = data.dims;
+        let row_bytes = (d * 4) as u64;
+        if (centroids.rows as u64) * row_bytes > self.max_binding {
+            return Err(GpuError::TooLarge(centroids.rows, d));
+        }
+        let by_limit = (self.max_binding / row_bytes).max(1) as usize;
+        let chunk = self.chunk_points.unwrap_or(by_limit).min(by_limit).max(1);
+        let cent = self.buffer(
+            "centroids",
+            bytemuck_f32(&centroids.data),
+            wgpu::BufferUsages::STORAGE,
+        );
+        let mut out = Vec::with_capacity(data.rows);
+        for start in (0..data.rows).step_by(chunk) {
+            let n = chunk.min(data.rows - start);
+            out.extend(self.assign_chunk(
+                &data.data[start * d..(start + n) * d],
+                n,
+                centroids.rows,
+                d,
+                &cent,
+            )?);
+        }
+        Ok(out)
+    }
+
+    fn assign_chunk(
+        &self,
+        points: &[f32],
+        n: usize,
+        k: usize,
+        d: usize,
+        cent: &wgpu::Buffer,
+    ) -> Result<Vec<Assigned>, GpuError> {
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let groups = (n as u32).div_ceil(WORKGROUP);
+        let x_groups = groups.min(MAX_GROUPS_PER_ROW);
+        let y_groups = groups.div_ceil(x_groups);
+        let params: [u32; 4] = [n as u32, k as u32, d as u32, x_groups];
+        let pts = self.buffer("points", bytemuck_f32(points), wgpu::BufferUsages::STORAGE);
+        let par = self.buffer("params", bytemuck_u32(&params), wgpu::BufferUsages::UNIFORM);
+        let out_bytes = (n * 16) as u64;
+        let out = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("assignments"),
+            size: out_bytes,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let read = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readback"),
+            size: out_bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let bind = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("kmeans_assign"),
+            layout: &self.layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: pts.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: cent.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: out.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 3,
+                    resource: par.as_entire_binding(),
+                },
+            ],
+        });
+        let mut enc = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: None,
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&self.pipeline);
+            pass.set_bind_group(0, &bind, &[]);
+            pass.dispatch_workgroups(x_groups, y_groups, 1);
+        }
+        enc.copy_buffer_to_buffer(&out, 0, &read, 0, out_bytes);
+        self.queue.submit([enc.finish()]);
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(GpuError::Wgpu(e.to_string()));
+        }
+        let slice = read.slice(..);
+        let (tx, rx) = std::sync::mpsc::channel();
+        slice.map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| GpuError::Wgpu(e.to_string()))?;
+        rx.recv()
+            .map_err(|e| GpuError::Wgpu(e.to_string()))?
+            .map_err(|e| GpuError::Wgpu(e.to_string()))?;
+        let bytes = slice
+            .get_mapped_range()
+            .map_err(|e| GpuError::Wgpu(e.to_string()))?;
+        let words: Vec<u32> = bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        drop(bytes);
+        read.unmap();
+        Ok(words
+            .chunks_exact(4)
+            .map(|w| {
+                let s2 = f32::from_bits(w[3]);
+                Assigned {
+                    best: w[0],
+                    s1: f32::from_bits(w[2]),
+                    second: (s2 > -1.0e38 && w[1] != u32::MAX).then_some((w[1], s2)),
+                }
+            })
+            .collect())
+    }
+
+    /// Lloyd iterations with GPU assignment; `None` (and `last_error` set) if the GPU failed.
+    fn lloyd(
+        &self,
+        data: &Matrix,
+        params: &KmeansParams,
+        rng: &mut Rng,
+    ) -> Result<KmeansResult, GpuError> {
+        let n = data.rows;
+        let k = params.k.clamp(1, n.max(1));
+        let mut centroids = Matrix::new(data.dims);
+        for s in kmeans_pp(data, k, rng) {
+            centroids.push(data.row(s));
+        }
+        let mut assigned = self.assign(data, &centroids)?;
+        let mut iterations = 0;
+        for _ in 0..params.max_iter {
+            iterations += 1;
+            centroids = update_centroids(data, &assigned, &centroids);
+            let next = self.assign(data, &centroids)?;
+            let changed = next
+                .iter()
+                .zip(&assigned)
+                .filter(|(a, b)| a.best != b.best)
+                .count();
+            assigned = next;
+            if (changed as f64) <= params.tol * n as f64 {
+                break;
+            }
+        }
+        Ok(KmeansResult {
+            centroids,
+            assign: assigned.iter().map(|a| a.best).collect(),
+            top1: assigned.iter().map(|a| a.s1).collect(),
+            second: assigned.iter().map(|a| a.second).collect(),
+            inertia: assigned.iter().map(|a| 1.0 - a.s1 as f64).sum(),
+            iterations,
+        })
+    }
+}
+
+/// New centroids on the CPU: normalized member means; an empty cluster takes the worst-served point.
+/// A CPU update is used because it is one pass over the data in memory, while a GPU segmented
+/// reduction would need the assignments sorted first; it has not been measured on a real GPU.
+fn update_centroids(data: &Matrix, assigned: &[Assigned], old: &Matrix) -> Matrix {
+    let k = old.rows;
+    let mut members: Vec<Vec<u32>> = vec![Vec::new(); k];
+    for (i, a) in assigned.iter().enumerate() {
+        members[a.best as usize].push(i as u32);
+    }
+    let dims = data.dims;
+    let mut out: Vec<f32> = members
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(j, m)| {
+            let mut c = vec![0.0f32; dims];
+            if m.is_empty() {
+                c.copy_from_slice(old.row(j));
+            } else {
+                for &i in m {
+                    c.iter_mut()
+                        .zip(data.row(i as usize))
+                        .for_each(|(a, x)| *a += x);
+                }
+                normalize(&mut c);
+            }
+            c
+        })
+        .collect();
+    let mut far: Vec<(f32, usize)> = assigned
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (a.s1, i))
+        .collect();
+    far.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let empty = (0..k).filter(|&j| members[j].is_empty());
+    for (j, (_, i)) in empty.zip(far) {
+        out[j * dims..(j + 1) * dims].copy_from_slice(data.row(i));
+    }
+    Matrix {
+        rows: k,
+        dims,
+        data: out,
+    }
+}
+
+impl KmeansBackend for GpuKmeans {
+    fn device(&self) -> String {
+        match self
+            .last_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            Some(e) => format!("cpu (the GPU {} failed: {e})", self.adapter()),
+            None => format!("gpu: {}", self.adapter()),
+        }
+    }
+
+    fn run(&self, data: &Matrix, params: &KmeansParams) -> KmeansResult {
+        let mut rng = Rng::new(params.seed);
+        let mut best: Option<KmeansResult> = None;
+        for _ in 0..params.n_init.max(1) {
+            match self.lloyd(data, params, &mut rng) {
+                Ok(r) => {
+                    if best.as_ref().is_none_or(|b| r.inertia < b.inertia) {
+                        best = Some(r);
+                    }
+                }
+                Err(e) => {
+                    *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) =
+                        Some(e.to_string());
+                    return super::CpuKmeans.run(data, params);
+                }
+            }
+        }
+        best.expect("at least one restart")
+    }
+}
+
+fn bytemuck_f32(v: &[f32]) -> &[u8] {
+    // SAFETY: f32 has no padding and any byte pattern is a valid u8.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
+fn bytemuck_u32(v: &[u32]) -> &[u8] {
+    // SAFETY: u32 has no padding and any byte pattern is a valid u8.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
