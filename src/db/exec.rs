@@ -270,12 +270,8 @@ fn cache_err(e: super::cache::CacheError) -> BuildError {
 mod tests {
     use super::*;
 
-    #[test]
-    fn second_run_reuses_everything() {
-        let dir = tempfile::tempdir().unwrap();
-        let memo = Memo::open(&dir.path().join("m.sqlite")).unwrap();
-        let items = vec![1u32, 2, 3];
-        let plan = |i: &u32| Plan {
+    fn plan_of(i: &u32) -> Plan {
+        Plan {
             subject: i.to_string(),
             parts: KeyParts {
                 stage: "t".into(),
@@ -285,9 +281,16 @@ mod tests {
                 inputs: vec![i.to_string()],
             },
             input_chars: 1,
-        };
+        }
+    }
+
+    #[test]
+    fn second_run_reuses_everything() {
+        let dir = tempfile::tempdir().unwrap();
+        let memo = Memo::open(&dir.path().join("m.sqlite")).unwrap();
+        let items = vec![1u32, 2, 3];
         let mut ex = Executor::new(&memo);
-        let a = ex.run("t", &items, plan, |i| Ok(Json(i * 10))).unwrap();
+        let a = ex.run("t", &items, plan_of, |i| Ok(Json(i * 10))).unwrap();
         assert_eq!(
             ex.counts["t"],
             StageCount {
@@ -297,7 +300,7 @@ mod tests {
         );
         let mut ex = Executor::new(&memo);
         let b: Vec<Json<u32>> = ex
-            .run("t", &items, plan, |_| panic!("must not recompute"))
+            .run("t", &items, plan_of, |_| panic!("must not recompute"))
             .unwrap();
         assert_eq!(a, b);
         assert_eq!(
@@ -314,19 +317,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let memo = Memo::open(&dir.path().join("m.sqlite")).unwrap();
         let items: Vec<u32> = (0..50).collect();
-        let plan = |i: &u32| Plan {
-            subject: i.to_string(),
-            parts: KeyParts {
-                stage: "t".into(),
-                stage_version: 1,
-                prompt: String::new(),
-                model: "m".into(),
-                inputs: vec![i.to_string()],
-            },
-            input_chars: 1,
-        };
         let mut ex = Executor::new(&memo);
-        let r = ex.run("t", &items, plan, |i| {
+        let r = ex.run("t", &items, plan_of, |i| {
             if *i == 49 {
                 Err(BuildError::Llm("boom".into()))
             } else {

@@ -4,7 +4,7 @@ use rayon::prelude::*;
 
 use super::seed::{kmeans_pp, unit_dist};
 use super::simd::dot;
-use super::{KmeansBackend, KmeansParams, KmeansResult, Matrix, normalize};
+use super::{KmeansBackend, KmeansParams, KmeansResult, Matrix, member_means};
 use crate::rng::Rng;
 
 /// The rayon CPU path.
@@ -96,29 +96,8 @@ fn full_state(x: &[f32], centroids: &Matrix) -> PointState {
 /// New centroids: normalized member means. An empty cluster takes the point farthest from its centroid.
 fn update_centroids(data: &Matrix, state: &[PointState], old: &Matrix) -> Matrix {
     let k = old.rows;
-    let mut members: Vec<Vec<u32>> = vec![Vec::new(); k];
-    for (i, s) in state.iter().enumerate() {
-        members[s.a as usize].push(i as u32);
-    }
     let dims = data.dims;
-    let mut out: Vec<f32> = members
-        .par_iter()
-        .enumerate()
-        .flat_map_iter(|(j, m)| {
-            let mut c = vec![0.0f32; dims];
-            if m.is_empty() {
-                c.copy_from_slice(old.row(j));
-            } else {
-                for &i in m {
-                    for (cv, xv) in c.iter_mut().zip(data.row(i as usize)) {
-                        *cv += xv;
-                    }
-                }
-                normalize(&mut c);
-            }
-            c
-        })
-        .collect();
+    let (mut out, members) = member_means(data, state.iter().map(|s| s.a), old);
     // Re-seed empty clusters with the points worst served by their centroid, deterministically.
     let empty: Vec<usize> = (0..k).filter(|&j| members[j].is_empty()).collect();
     if !empty.is_empty() {
@@ -231,6 +210,7 @@ fn finish(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kmeans::normalize;
 
     fn blobs(n_per: usize, centers: usize, dims: usize, seed: u64) -> Matrix {
         let mut rng = Rng::new(seed);

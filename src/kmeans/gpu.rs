@@ -5,10 +5,8 @@
 use std::borrow::Cow;
 use std::sync::Mutex;
 
-use rayon::prelude::*;
-
 use super::seed::kmeans_pp;
-use super::{KmeansBackend, KmeansParams, KmeansResult, Matrix, normalize};
+use super::{KmeansBackend, KmeansParams, KmeansResult, Matrix, member_means};
 use crate::rng::Rng;
 
 const SHADER: &str = include_str!("../../shaders/kmeans_assign.wgsl");
@@ -298,29 +296,8 @@ impl GpuKmeans {
 /// reduction would need the assignments sorted first; it has not been measured on a real GPU.
 fn update_centroids(data: &Matrix, assigned: &[Assigned], old: &Matrix) -> Matrix {
     let k = old.rows;
-    let mut members: Vec<Vec<u32>> = vec![Vec::new(); k];
-    for (i, a) in assigned.iter().enumerate() {
-        members[a.best as usize].push(i as u32);
-    }
     let dims = data.dims;
-    let mut out: Vec<f32> = members
-        .par_iter()
-        .enumerate()
-        .flat_map_iter(|(j, m)| {
-            let mut c = vec![0.0f32; dims];
-            if m.is_empty() {
-                c.copy_from_slice(old.row(j));
-            } else {
-                for &i in m {
-                    c.iter_mut()
-                        .zip(data.row(i as usize))
-                        .for_each(|(a, x)| *a += x);
-                }
-                normalize(&mut c);
-            }
-            c
-        })
-        .collect();
+    let (mut out, members) = member_means(data, assigned.iter().map(|a| a.best), old);
     let mut far: Vec<(f32, usize)> = assigned
         .iter()
         .enumerate()

@@ -53,6 +53,41 @@ pub fn normalize(v: &mut [f32]) {
     }
 }
 
+/// Normalized mean of each cluster's members (`assign[i]` is point i's cluster); an empty
+/// cluster keeps its old centroid. Returns the members too. Deterministic: each cluster sums
+/// its members in index order.
+pub(crate) fn member_means(
+    data: &Matrix,
+    assign: impl Iterator<Item = u32>,
+    old: &Matrix,
+) -> (Vec<f32>, Vec<Vec<u32>>) {
+    use rayon::prelude::*;
+    let mut members: Vec<Vec<u32>> = vec![Vec::new(); old.rows];
+    for (i, a) in assign.enumerate() {
+        members[a as usize].push(i as u32);
+    }
+    let dims = data.dims;
+    let out = members
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(j, m)| {
+            let mut c = vec![0.0f32; dims];
+            if m.is_empty() {
+                c.copy_from_slice(old.row(j));
+            } else {
+                for &i in m {
+                    c.iter_mut()
+                        .zip(data.row(i as usize))
+                        .for_each(|(a, x)| *a += x);
+                }
+                normalize(&mut c);
+            }
+            c
+        })
+        .collect();
+    (out, members)
+}
+
 /// K-Means settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KmeansParams {

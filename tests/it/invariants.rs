@@ -5,17 +5,9 @@ use std::path::Path;
 
 use proptest::prelude::*;
 
-use crate::common::{OutTree, ok, read_tree, synth_corpus};
+use c2s::tree::is_valid_name;
 
-fn is_valid_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !name.starts_with('-')
-        && !name.ends_with('-')
-        && !name.contains("--")
-}
+use crate::common::{OutTree, ok, read_tree, synth_corpus};
 
 /// Documents reachable from the top-level skills by following Contents links.
 fn reachable_docs(out: &Path, tree: &OutTree) -> Vec<String> {
