@@ -15,12 +15,14 @@ printf '%-8s %10s %12s %8s %8s\n' docs wall_s peak_rss_mb skills levels
 for n in "${sizes[@]}"; do
   corpus="$work/synth-$n"
   [ -d "$corpus" ] || python3 scripts/gen_synth.py "$n" "$corpus"
-  rm -rf "$work/out-$n"
-  python3 - "$bin" "$corpus" "$work/out-$n" "$n" <<'PY'
+  # Cold: no previous output and an empty cache.
+  rm -rf "$work/out-$n" "$work/cache-$n.sqlite"*
+  python3 - "$bin" "$corpus" "$work/out-$n" "$n" "$PWD/$work/cache-$n.sqlite" <<'PY'
 import json, resource, subprocess, sys, time
-binary, corpus, out, n = sys.argv[1:5]
+binary, corpus, out, n, cache = sys.argv[1:6]
 t = time.perf_counter()
-r = subprocess.run([binary, "build", corpus, "--out", out, "--quiet", "--json"], capture_output=True, text=True)
+r = subprocess.run([binary, "build", corpus, "--out", out, "--quiet", "--json", "--set", f"cache.path={cache}"],
+                   capture_output=True, text=True)
 wall = time.perf_counter() - t
 if r.returncode != 0:
     sys.exit(r.stderr)
