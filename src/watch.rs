@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use notify_debouncer_full::notify::RecursiveMode;
+use notify_debouncer_full::notify::event::ModifyKind;
+use notify_debouncer_full::notify::{EventKind, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, new_debouncer};
 
 use crate::build::{BuildOptions, build_with};
@@ -128,6 +129,7 @@ pub fn watch_cmd(args: &WatchArgs, progress: &Progress) -> Result<u8, Error> {
         let config_file = target.loaded.path.as_ref().map(|p| abs(p));
         let relevant: Vec<PathBuf> = events
             .iter()
+            .filter(|e| changes_content(&e.event.kind))
             .flat_map(|e| e.paths.iter().cloned())
             .filter(|p| !is_ignored(p, &out, &cache))
             .collect();
@@ -172,6 +174,17 @@ pub fn watch_cmd(args: &WatchArgs, progress: &Progress) -> Result<u8, Error> {
     }
     progress.status("Stopped", "watching");
     Ok(crate::EXIT_OK)
+}
+
+/// Creations, removals, renames and writes; not reads (a build reads every source, and
+/// reacting to that would rebuild forever) nor access-time updates.
+fn changes_content(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::Create(_) | EventKind::Remove(_) => true,
+        EventKind::Modify(ModifyKind::Metadata(_)) => false,
+        EventKind::Modify(_) => true,
+        EventKind::Access(_) | EventKind::Any | EventKind::Other => false,
+    }
 }
 
 fn describe(list: &[(PathBuf, RecursiveMode)]) -> String {
