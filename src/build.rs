@@ -312,7 +312,9 @@ pub fn build_with(
     );
     laps.lap("embed");
 
-    let prev_tree: Option<Snapshot> = if opts.full {
+    // Warm-start only from the tree of an output that still exists: after `c2s clean` (or
+    // deleting the folder) a build starts over, as a user would expect.
+    let prev_tree: Option<Snapshot> = if opts.full || !opts.out_dir.join(LOCK_FILE).is_file() {
         None
     } else {
         read_record(&memo, &record_name("tree", &opts.out_dir))

@@ -67,6 +67,11 @@ fn noop_rebuild_computes_nothing() {
     assert_eq!(second["tree"]["kind"], "up_to_date");
     assert_eq!(second["stages"], serde_json::json!({}));
     assert_eq!(second["files"]["written"], 0);
+    // After `clean` the tree is clustered afresh; the memo still serves every card.
+    ok(tmp.path(), &["clean", "c", "--out", "o"]);
+    let third = build(tmp.path(), &[]);
+    assert_eq!(third["tree"]["kind"], "full", "{third}");
+    assert_eq!(third["stages"]["card"]["reused"], 120);
 }
 
 #[test]
