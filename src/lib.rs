@@ -34,7 +34,6 @@ pub mod watch;
 use std::process::ExitCode;
 
 use cli::{Cli, Command};
-use error::Error;
 use progress::Progress;
 
 /// Exit code: success (for `check`: the output is fresh).
@@ -64,6 +63,3 @@ pub fn run(cli: Cli) -> ExitCode {
         }
     }
 }
-
-/// Keeps `Error` in use for library callers.
-pub type Result<T> = std::result::Result<T, Error>;

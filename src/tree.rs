@@ -13,8 +13,6 @@ pub struct Node {
     pub docs: Vec<usize>,
     /// Documents that live elsewhere but nearly belong here (`@see` stubs), level 1 only.
     pub see_also: Vec<usize>,
-    /// Documents nearest each member, best first (level 1), used for summaries.
-    pub central_docs: Vec<usize>,
     pub summary: String,
     pub label: String,
     pub tags: Tags,

@@ -204,21 +204,19 @@ pub fn clean_label(raw: &str) -> String {
 /// Tags of a higher node: entities common among its children, doc types of at least a third of them.
 fn aggregate_tags(tree: &Tree, node: usize) -> Tags {
     let kids = &tree.nodes[node].children;
-    let mut ent: HashMap<&str, (usize, usize)> = HashMap::new();
+    let mut ent: HashMap<&str, usize> = HashMap::new();
     let mut types: HashMap<&str, usize> = HashMap::new();
-    let mut order = 0;
     for &c in kids {
         for e in &tree.nodes[c].tags.entities {
-            order += 1;
-            ent.entry(e.as_str()).or_insert((0, order)).0 += 1;
+            *ent.entry(e.as_str()).or_insert(0) += 1;
         }
         for t in &tree.nodes[c].tags.doc_types {
             *types.entry(t.as_str()).or_insert(0) += 1;
         }
     }
-    let mut ents: Vec<(&str, (usize, usize))> = ent.into_iter().collect();
+    let mut ents: Vec<(&str, usize)> = ent.into_iter().collect();
     // Count first, then name: independent of the children's order, so a warm start agrees.
-    ents.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.0.cmp(b.0)));
+    ents.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     let mut doc_types: Vec<String> = types
         .into_iter()
         .filter(|(_, c)| c * 3 >= kids.len())
