@@ -213,13 +213,8 @@ pub fn build_with(
 ) -> Result<BuildReport, BuildError> {
     let start = Instant::now();
     let cfg = &opts.loaded.config;
-    let paths: Vec<PathBuf> = cfg
-        .corpus
-        .paths
-        .iter()
-        .map(|p| opts.loaded.resolve(p))
-        .collect();
-    check_overlap(&opts.out_dir, &paths)?;
+    let ingest_opts = IngestOptions::from_config(&opts.loaded, &opts.out_dir, &opts.display_base);
+    check_overlap(&opts.out_dir, &ingest_opts.paths)?;
     crate::output::check_replaceable(&opts.out_dir)?;
     let _lock = if opts.dry_run {
         None
@@ -247,15 +242,6 @@ pub fn build_with(
         timings: BTreeMap::new(),
     };
     let mut diags = Diagnostics::default();
-    let ingest_opts = IngestOptions {
-        paths,
-        include: &cfg.corpus.include,
-        exclude: &cfg.corpus.exclude,
-        max_file_bytes: cfg.corpus.max_file_bytes,
-        max_doc_chars: cfg.tree.max_doc_chars,
-        display_base: opts.display_base.clone(),
-        skip_dirs: vec![opts.out_dir.clone()],
-    };
     let corpus = ingest::ingest(&ingest_opts, graph, &mut diags)?;
     for w in &diags.warnings {
         progress.warning(&w.to_string());

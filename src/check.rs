@@ -62,15 +62,7 @@ pub fn staleness(
     display_base: &Path,
 ) -> Result<Staleness, BuildError> {
     let cfg = &loaded.config;
-    let opts = IngestOptions {
-        paths: cfg.corpus.paths.iter().map(|p| loaded.resolve(p)).collect(),
-        include: &cfg.corpus.include,
-        exclude: &cfg.corpus.exclude,
-        max_file_bytes: cfg.corpus.max_file_bytes,
-        max_doc_chars: cfg.tree.max_doc_chars,
-        display_base: display_base.to_path_buf(),
-        skip_dirs: vec![out.to_path_buf()],
-    };
+    let opts = IngestOptions::from_config(loaded, out, display_base);
     let mut st = Staleness::default();
     let now: BTreeMap<String, String> = scan_sources(&opts)?
         .into_iter()

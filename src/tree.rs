@@ -53,6 +53,15 @@ impl Tree {
         out
     }
 
+    /// The lowest document index below a node: a tie-break that is the same in every build
+    /// of the same corpus (node indices are not).
+    pub fn first_doc(&self, node: usize) -> usize {
+        self.descendant_docs(node)
+            .into_iter()
+            .min()
+            .unwrap_or(usize::MAX)
+    }
+
     /// The navigation file of a node: SKILL.md for top-level skills, INDEX.md below.
     pub fn nav_file(&self, node: usize) -> String {
         let name = if self.nodes[node].parent.is_none() {

@@ -5,7 +5,7 @@ mod ids;
 mod walk;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -61,6 +61,26 @@ pub struct IngestOptions<'a> {
     pub display_base: PathBuf,
     /// Folders never read (the output, the cache).
     pub skip_dirs: Vec<PathBuf>,
+}
+
+impl<'a> IngestOptions<'a> {
+    /// The options for a configuration: its corpus paths, globs and caps; the output is never read.
+    pub fn from_config(
+        loaded: &'a crate::config::Loaded,
+        out: &Path,
+        display_base: &Path,
+    ) -> IngestOptions<'a> {
+        let cfg = &loaded.config;
+        IngestOptions {
+            paths: cfg.corpus.paths.iter().map(|p| loaded.resolve(p)).collect(),
+            include: &cfg.corpus.include,
+            exclude: &cfg.corpus.exclude,
+            max_file_bytes: cfg.corpus.max_file_bytes,
+            max_doc_chars: cfg.tree.max_doc_chars,
+            display_base: display_base.to_path_buf(),
+            skip_dirs: vec![out.to_path_buf()],
+        }
+    }
 }
 
 /// Reads every corpus path into documents through the query graph. Bad input becomes warnings;

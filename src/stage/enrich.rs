@@ -59,14 +59,7 @@ fn entity_sets(tree: &Tree) -> Vec<BTreeSet<String>> {
 /// or among siblings (for groups), only where they share an entity.
 pub fn related(tree: &mut Tree, count: usize) {
     let sets = entity_sets(tree);
-    let first_doc: Vec<usize> = (0..tree.nodes.len())
-        .map(|i| {
-            tree.descendant_docs(i)
-                .into_iter()
-                .min()
-                .unwrap_or(usize::MAX)
-        })
-        .collect();
+    let first_doc: Vec<usize> = (0..tree.nodes.len()).map(|i| tree.first_doc(i)).collect();
     let mut groups: Vec<Vec<usize>> = vec![tree.roots.clone()];
     groups.extend(
         tree.nodes

@@ -12,10 +12,7 @@ pub fn sibling_slugs(tree: &Tree, siblings: &[usize]) -> Vec<(usize, String)> {
         .iter()
         .map(|&s| (slugify(&tree.nodes[s].label), s))
         .collect();
-    order.sort_by(|a, b| {
-        a.0.cmp(&b.0)
-            .then(first_doc(tree, a.1).cmp(&first_doc(tree, b.1)))
-    });
+    order.sort_by_cached_key(|(slug, node)| (slug.clone(), tree.first_doc(*node)));
     let mut counts = std::collections::HashMap::new();
     for (s, _) in &order {
         *counts.entry(s.clone()).or_insert(0usize) += 1;
@@ -42,13 +39,6 @@ pub fn sibling_slugs(tree: &Tree, siblings: &[usize]) -> Vec<(usize, String)> {
     }
     out.sort_by(|a, b| a.1.cmp(&b.1));
     out
-}
-
-fn first_doc(tree: &Tree, node: usize) -> usize {
-    tree.descendant_docs(node)
-        .into_iter()
-        .min()
-        .unwrap_or(usize::MAX)
 }
 
 /// Drops words that most siblings' labels share (a product name, say), so labels tell siblings

@@ -2,7 +2,7 @@
 
 use std::time::SystemTime;
 
-use crate::common::{c2s, files, insta_settings, ok, repo};
+use crate::common::{build_example, c2s, files, insta_settings, ok, repo};
 
 fn tree_snapshot(out: &std::path::Path) -> String {
     let mut s = String::new();
@@ -17,19 +17,7 @@ fn tree_snapshot(out: &std::path::Path) -> String {
 #[test]
 fn example_tree_snapshot() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("out");
-    let cache = format!("cache.path={}", tmp.path().join("memo.sqlite").display());
-    ok(
-        &repo(),
-        &[
-            "build",
-            "-q",
-            "--out",
-            out.to_str().unwrap(),
-            "--set",
-            &cache,
-        ],
-    );
+    let (out, _) = build_example(tmp.path());
     let list = files(&out).join("\n");
     insta_settings().bind(|| {
         insta::assert_snapshot!("example_file_list", list);

@@ -29,6 +29,25 @@ pub fn ok(cwd: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// Builds the repo's example corpus into `tmp/out` with a cache of its own; returns the output
+/// folder and the `cache.path=...` override to pass to later commands on it.
+pub fn build_example(tmp: &Path) -> (PathBuf, String) {
+    let out = tmp.join("out");
+    let cache = format!("cache.path={}", tmp.join("memo.sqlite").display());
+    ok(
+        &repo(),
+        &[
+            "build",
+            "-q",
+            "--out",
+            out.to_str().unwrap(),
+            "--set",
+            &cache,
+        ],
+    );
+    (out, cache)
+}
+
 /// Snapshot settings: snapshots live in the repo's `snapshots/`.
 pub fn insta_settings() -> insta::Settings {
     let mut s = insta::Settings::clone_current();
