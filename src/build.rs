@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::config::{Config, EmbedBackendKind, LlmBackendKind, Loaded};
+use crate::config::{EmbedBackendKind, LlmBackendKind, Loaded};
 use crate::db::cache::Memo;
 use crate::db::exec::{Executor, Miss, Slots, StageCount};
 use crate::db::graph::Graph;
@@ -76,6 +76,11 @@ pub struct BuildReport {
     pub warnings: usize,
     pub seconds: f64,
     pub kmeans_device: String,
+    /// What ran the embedder (`cpu`, `cuda`, an endpoint URL).
+    pub embed_device: String,
+    /// Tokens and cost per LLM stage (remote backends).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub llm_usage: BTreeMap<String, crate::llm::Usage>,
     pub tree: TreeMode,
     /// Per stage: results computed now and reused from the memo.
     pub stages: BTreeMap<&'static str, StageCount>,
@@ -100,19 +105,35 @@ pub struct Backends {
 }
 
 impl Backends {
-    pub fn from_config(c: &Config) -> Backends {
+    /// Opens the configured backends; relative paths resolve against the config's folder.
+    pub fn from_config(loaded: &Loaded) -> Result<Backends, BuildError> {
+        let c = &loaded.config;
         let llm: Box<dyn Llm> = match c.llm.backend {
             LlmBackendKind::Extractive => Box::new(Extractive),
+            LlmBackendKind::Openai | LlmBackendKind::Anthropic => {
+                Box::new(crate::llm::Remote::new(&c.llm).map_err(BuildError::Llm)?)
+            }
         };
-        let embedder: Box<dyn Embedder> = match c.embed.backend {
-            EmbedBackendKind::Hashed => Box::new(Hashed { dims: c.embed.dims }),
-        };
-        Backends {
+        Ok(Backends {
             llm,
-            embedder,
+            embedder: open_embedder(loaded)?,
             kmeans: std::sync::OnceLock::new(),
             kmeans_device: c.kmeans.device,
-        }
+        })
+    }
+
+    /// For `--dry-run`: keep every identity (so keys match a real build) but compute misses
+    /// offline, so a dry run never calls a model or loads one.
+    pub fn stand_in(&mut self) {
+        let llm = std::mem::replace(&mut self.llm, Box::new(Extractive));
+        self.llm = Box::new(crate::llm::Standin(llm));
+        let embedder = std::mem::replace(&mut self.embedder, Box::new(Hashed { dims: 16 }));
+        self.embedder = Box::new(crate::embed::Standin(embedder));
+    }
+
+    /// Calls in flight at once for the executor: the largest remote concurrency configured.
+    pub fn io_threads(&self) -> usize {
+        self.llm.concurrency().max(self.embedder.concurrency())
     }
 }
 
@@ -130,6 +151,32 @@ impl Backends {
             .get()
             .map_or_else(|| "not used".to_string(), |k| k.device())
     }
+}
+
+/// The configured embedder.
+fn open_embedder(loaded: &Loaded) -> Result<Box<dyn Embedder>, BuildError> {
+    let e = &loaded.config.embed;
+    let fail = |err: crate::embed::EmbedError| BuildError::Embed(err.to_string());
+    Ok(match e.backend {
+        EmbedBackendKind::Hashed => Box::new(Hashed {
+            dims: e.dims.unwrap_or(256),
+        }),
+        EmbedBackendKind::Onnx => {
+            let library = e.onnx.library.as_ref().map(|p| loaded.resolve(p));
+            Box::new(
+                crate::embed::Onnx::new(
+                    &e.onnx,
+                    &loaded.resolve(&e.onnx.model_dir),
+                    library,
+                    e.dims,
+                )
+                .map_err(fail)?,
+            )
+        }
+        EmbedBackendKind::Openai => {
+            Box::new(crate::embed::OpenAiEmbed::new(&e.openai, e.dims).map_err(fail)?)
+        }
+    })
 }
 
 /// `kmeans.device`: `auto` takes a real GPU adapter only; `gpu` also takes a CPU-emulated one
@@ -229,7 +276,10 @@ pub fn build_with(
             );
         })?)
     };
-    let backends = Backends::from_config(cfg);
+    let mut backends = Backends::from_config(&opts.loaded)?;
+    if opts.dry_run {
+        backends.stand_in();
+    }
     if !opts.full
         && !opts.dry_run
         && !opts.keep_artifacts
@@ -272,6 +322,7 @@ pub fn build_with(
     } else {
         Executor::new(&memo)
     };
+    exec.io_threads = backends.io_threads();
 
     let bar = progress.bar("Carding", docs.len());
     let cards = card::cards(docs, backends.llm.as_ref(), &mut exec, &bar)?;
@@ -320,8 +371,21 @@ pub fn build_with(
     enrich::exemplars(&mut tree, &doc_vectors, cfg.tree.exemplars);
     enrich::related(&mut tree, cfg.tree.related_skills);
     render::assign_paths(&mut tree);
-    let (files, navigation_files) =
-        render_files(&tree, docs, &cards, opts, &backends, &corpus.sources);
+    let fallbacks: Vec<Warning> =
+        std::mem::take(&mut *exec.warnings.lock().unwrap_or_else(|e| e.into_inner()));
+    for w in &fallbacks {
+        progress.warning(&w.to_string());
+    }
+    let (files, navigation_files) = render_files(
+        &tree,
+        docs,
+        &cards,
+        opts,
+        &backends,
+        &corpus.sources,
+        fallbacks.len(),
+    );
+    diags.warnings.extend(fallbacks);
     laps.lap("render");
     let written = if opts.dry_run {
         WriteStats::default()
@@ -342,6 +406,8 @@ pub fn build_with(
         warnings: diags.warnings.len(),
         seconds: start.elapsed().as_secs_f64(),
         kmeans_device: backends.kmeans_used(),
+        embed_device: backends.embedder.device(),
+        llm_usage: backends.llm.usage(),
         tree: mode,
         stages: exec.counts.clone(),
         timings: laps.timings,
@@ -370,7 +436,7 @@ fn up_to_date(
         return Ok(None);
     };
     let models = lock_models(backends);
-    if lock.models != models {
+    if lock.models != models || lock.fallbacks > 0 {
         return Ok(None);
     }
     let nav = lock.outputs.keys().filter(|k| k.ends_with(".md")).count();
@@ -389,6 +455,8 @@ fn up_to_date(
         warnings: 0,
         seconds: start.elapsed().as_secs_f64(),
         kmeans_device: backends.kmeans_used(),
+        embed_device: "not used".into(),
+        llm_usage: BTreeMap::new(),
         tree: TreeMode::UpToDate,
         stages: BTreeMap::new(),
         timings: BTreeMap::new(),
@@ -458,11 +526,32 @@ fn make_tree(
     Ok((tree, TreeMode::Full { reason }))
 }
 
+/// Model ids per role; a stage whose model differs from `[llm]`'s gets its own `llm.STAGE` entry.
 fn lock_models(b: &Backends) -> BTreeMap<String, String> {
-    BTreeMap::from([
+    let mut m = BTreeMap::from([
         ("llm".to_string(), b.llm.model_id()),
         ("embed".to_string(), b.embedder.model_id()),
-    ])
+    ]);
+    if b.llm.reviews_partitions() {
+        for stage in crate::config::LLM_STAGES {
+            m.insert(format!("llm.{stage}"), b.llm.stage_model(stage));
+        }
+    }
+    m
+}
+
+/// Prompt identity per LLM stage (the extractive backend's algorithm version).
+fn prompt_versions(b: &Backends) -> BTreeMap<String, String> {
+    if !b.llm.reviews_partitions() {
+        return BTreeMap::from([(
+            "extractive".to_string(),
+            crate::llm::EXTRACTIVE_VERSION.to_string(),
+        )]);
+    }
+    crate::config::LLM_STAGES
+        .iter()
+        .map(|s| (s.to_string(), b.llm.prompt_version(s)))
+        .collect()
 }
 
 /// Every output file (navigation files, documents.json, entity_index.json, c2s.lock).
@@ -473,6 +562,7 @@ fn render_files(
     opts: &BuildOptions,
     backends: &Backends,
     sources: &[ingest::SourceFile],
+    fallbacks: usize,
 ) -> (BTreeMap<String, Vec<u8>>, usize) {
     let cfg = &opts.loaded.config;
     let mut files: BTreeMap<String, Vec<u8>> = render::nav_files(tree, docs, cards)
@@ -492,13 +582,11 @@ fn render_files(
     let lock = Lock {
         c2s_version: env!("CARGO_PKG_VERSION").to_string(),
         config_hash: cfg.hash(&opts.loaded.base_dir),
-        prompt_versions: BTreeMap::from([(
-            "extractive".to_string(),
-            crate::llm::EXTRACTIVE_VERSION.to_string(),
-        )]),
+        prompt_versions: prompt_versions(backends),
         models: lock_models(backends),
         documents: docs.len(),
         levels: tree.levels,
+        fallbacks,
         sources: sources
             .iter()
             .map(|s| (s.path.clone(), s.hash.clone()))

@@ -13,14 +13,14 @@ use crate::error::Error;
 use crate::progress::Progress;
 use crate::{EXIT_ERROR, EXIT_OK, EXIT_STALE};
 
-/// Stages that call the LLM (the others embed or cluster).
-const LLM_STAGES: &[&str] = &["card", "summary", "label", "tags"];
+use crate::config::LLM_STAGES;
 /// Rough output tokens per LLM call, by stage, for estimates.
 fn output_tokens(stage: &str) -> usize {
     match stage {
         "card" => 80,
         "summary" => 160,
         "label" => 10,
+        "repartition" => 40,
         _ => 60,
     }
 }
@@ -83,7 +83,24 @@ fn summary_line(r: &BuildReport) -> String {
         r.warnings,
         r.files.written,
         r.output
-    )
+    ) + &usage_line(r)
+}
+
+/// `; LLM: N calls, X in / Y out tokens, cost C` when a remote LLM ran.
+fn usage_line(r: &BuildReport) -> String {
+    if r.llm_usage.is_empty() {
+        return String::new();
+    }
+    let calls: u64 = r.llm_usage.values().map(|u| u.calls).sum();
+    let input: u64 = r.llm_usage.values().map(|u| u.input_tokens).sum();
+    let output: u64 = r.llm_usage.values().map(|u| u.output_tokens).sum();
+    let costs: Vec<f64> = r.llm_usage.values().filter_map(|u| u.cost).collect();
+    let cost = if costs.is_empty() {
+        String::new()
+    } else {
+        format!(", cost {:.4}", costs.iter().sum::<f64>())
+    };
+    format!("\n         LLM {calls} calls, {input} input + {output} output tokens{cost}")
 }
 
 /// What a dry run would cost.
@@ -100,24 +117,31 @@ pub struct Estimate {
 impl Estimate {
     pub fn of(misses: &[Miss], config: &crate::config::Config) -> Estimate {
         let mut e = Estimate::default();
+        let mut cost = 0.0;
+        let mut priced = false;
         for m in misses {
             *e.results.entry(m.stage).or_insert(0) += 1;
             if LLM_STAGES.contains(&m.stage) {
+                let (input, output) = (
+                    m.input_chars.div_ceil(4) + PROMPT_OVERHEAD_TOKENS,
+                    output_tokens(m.stage),
+                );
                 e.llm_calls += 1;
-                e.input_tokens += m.input_chars.div_ceil(4) + PROMPT_OVERHEAD_TOKENS;
-                e.output_tokens += output_tokens(m.stage);
+                e.input_tokens += input;
+                e.output_tokens += output;
+                let o = config.llm.stages.get(m.stage);
+                let pi = o
+                    .and_then(|o| o.price_input_per_mtok)
+                    .or(config.llm.price_input_per_mtok);
+                let po = o
+                    .and_then(|o| o.price_output_per_mtok)
+                    .or(config.llm.price_output_per_mtok);
+                priced |= pi.is_some() || po.is_some();
+                cost += input as f64 / 1e6 * pi.unwrap_or(0.0)
+                    + output as f64 / 1e6 * po.unwrap_or(0.0);
             }
         }
-        let (pi, po) = (
-            config.llm.price_input_per_mtok,
-            config.llm.price_output_per_mtok,
-        );
-        if pi.is_some() || po.is_some() {
-            e.cost = Some(
-                e.input_tokens as f64 / 1e6 * pi.unwrap_or(0.0)
-                    + e.output_tokens as f64 / 1e6 * po.unwrap_or(0.0),
-            );
-        }
+        e.cost = priced.then_some(cost);
         e
     }
 }
@@ -343,7 +367,7 @@ pub fn ask_cmd(args: &crate::cli::AskArgs, progress: &Progress) -> Result<u8, Er
             "no LLM agent backend is configured; using the offline navigator",
         );
     }
-    let backends = crate::build::Backends::from_config(&target.loaded.config);
+    let backends = crate::build::Backends::from_config(&target.loaded)?;
     let qv = backends
         .embedder
         .embed(&[args.question.as_str()])
@@ -448,7 +472,7 @@ pub fn eval_cmd(args: &crate::cli::EvalArgs, progress: &Progress) -> Result<u8, 
             ),
         }));
     }
-    let backends = crate::build::Backends::from_config(&loaded.config);
+    let backends = crate::build::Backends::from_config(&loaded)?;
     let opts = crate::eval::EvalOptions {
         data,
         loaded,

@@ -6,6 +6,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ConfigError;
 
+mod backends;
+
+pub use backends::*;
+
 /// The whole configuration. Every section has defaults, so an empty file is valid.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -97,39 +101,6 @@ pub struct TreeConfig {
     pub seed: u64,
 }
 
-/// The LLM used for cards, summaries, labels and tags.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LlmConfig {
-    pub backend: LlmBackendKind,
-    /// Prices in currency units per million tokens; when set, `--dry-run` estimates the cost.
-    pub price_input_per_mtok: Option<f64>,
-    pub price_output_per_mtok: Option<f64>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LlmBackendKind {
-    /// Offline and deterministic: extractive cards, summaries, labels and tags.
-    Extractive,
-}
-
-/// The embedder.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct EmbedConfig {
-    pub backend: EmbedBackendKind,
-    /// Vector dimension of the hashed embedder.
-    pub dims: usize,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EmbedBackendKind {
-    /// Offline: signed feature hashing of word uni- and bigrams.
-    Hashed,
-}
-
 /// K-Means settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -181,25 +152,6 @@ impl Default for TreeConfig {
             related_skills: 3,
             max_doc_chars: 8000,
             seed: 42,
-        }
-    }
-}
-
-impl Default for LlmConfig {
-    fn default() -> Self {
-        LlmConfig {
-            backend: LlmBackendKind::Extractive,
-            price_input_per_mtok: None,
-            price_output_per_mtok: None,
-        }
-    }
-}
-
-impl Default for EmbedConfig {
-    fn default() -> Self {
-        EmbedConfig {
-            backend: EmbedBackendKind::Hashed,
-            dims: 256,
         }
     }
 }
@@ -279,8 +231,8 @@ impl Config {
         if t.max_doc_chars < 100 {
             return bad("tree.max_doc_chars", "must be at least 100");
         }
-        if !(16..=65536).contains(&self.embed.dims) {
-            return bad("embed.dims", "must be between 16 and 65536");
+        if let Err((field, message)) = backends::validate(&self.llm, &self.embed) {
+            return bad(&field, &message);
         }
         if self.kmeans.max_iter < 1 || self.kmeans.n_init < 1 {
             return bad("kmeans", "max_iter and n_init must be at least 1");
@@ -329,13 +281,18 @@ impl Config {
             .ok_or_else(|| err("missing `=`".into()))?;
         let key = key.trim();
         let mut table = toml::Table::try_from(&*self).map_err(|e| err(e.to_string()))?;
-        let (section, field) = resolve_key(&table, key).map_err(err)?;
+        let path = resolve_key(&table, key).map_err(err)?;
         let value = parse_value(raw.trim());
-        let sect = table
-            .get_mut(&section)
-            .and_then(|v| v.as_table_mut())
-            .ok_or_else(|| err(format!("unknown section `{section}`")))?;
-        sect.insert(field, value);
+        let (leaf, parents) = path.split_last().expect("a key has a field");
+        let mut sect = &mut table;
+        for name in parents {
+            sect = sect
+                .entry(name.clone())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+                .as_table_mut()
+                .ok_or_else(|| err(format!("`{name}` is a value, not a section")))?;
+        }
+        sect.insert(leaf.clone(), value);
         let text = toml::to_string(&table).map_err(|e| err(e.to_string()))?;
         let next: Config = toml::from_str(&text).map_err(|e| err(first_line(&e.to_string())))?;
         next.validate().map_err(|e| err(e.to_string()))?;
@@ -352,23 +309,37 @@ fn first_line(s: &str) -> String {
         .to_string()
 }
 
-/// Finds `section.field` for a dotted or bare key.
-fn resolve_key(table: &toml::Table, key: &str) -> Result<(String, String), String> {
-    if let Some((section, field)) = key.split_once('.') {
-        let sect = table
-            .get(section)
-            .and_then(|v| v.as_table())
-            .ok_or_else(|| format!("unknown section `{section}`"))?;
+/// Finds the table path of a dotted (`embed.onnx.threads`) or bare (`p`) key.
+fn resolve_key(table: &toml::Table, key: &str) -> Result<Vec<String>, String> {
+    if key.contains('.') {
+        let parts: Vec<&str> = key.split('.').collect();
+        let (field, sections) = parts.split_last().expect("split gives one part");
+        let mut path = Vec::new();
+        let mut sect = Some(table);
+        for (depth, name) in sections.iter().enumerate() {
+            let found = sect.and_then(|t| canonical_field(t, name));
+            if depth == 0 && found.is_none() {
+                return Err(format!("unknown section `{name}`"));
+            }
+            let name = found.unwrap_or_else(|| name.to_string());
+            sect = sect.and_then(|t| t.get(&name)).and_then(|v| v.as_table());
+            path.push(name);
+        }
         // Optional settings that are unset do not appear in the table: pass the key through and
         // let deserialization (which rejects unknown fields) have the last word.
-        let canonical = canonical_field(sect, field).unwrap_or_else(|| field.to_string());
-        return Ok((section.to_string(), canonical));
+        let field = sect
+            .and_then(|t| canonical_field(t, field))
+            .unwrap_or_else(|| field.to_string());
+        path.push(field);
+        return Ok(path);
     }
-    let hits: Vec<(String, String)> = table
+    let hits: Vec<Vec<String>> = table
         .iter()
         .filter_map(|(s, v)| {
             let sect = v.as_table()?;
-            canonical_field(sect, key).map(|f| (s.clone(), f))
+            canonical_field(sect, key)
+                .filter(|f| !sect[f].is_table())
+                .map(|f| vec![s.clone(), f])
         })
         .collect();
     match hits.len() {
@@ -377,7 +348,7 @@ fn resolve_key(table: &toml::Table, key: &str) -> Result<(String, String), Strin
         _ => Err(format!(
             "`{key}` is ambiguous; use one of {}",
             hits.iter()
-                .map(|(s, f)| format!("{s}.{f}"))
+                .map(|p| p.join("."))
                 .collect::<Vec<_>>()
                 .join(", ")
         )),
@@ -438,5 +409,17 @@ mod tests {
         assert_eq!(c.llm.price_input_per_mtok, Some(0.5));
         assert!(c.apply_set("tree.p=1").is_err());
         assert!(c.apply_set("tree.p=abc").is_err());
+        c.apply_set("embed.onnx.threads=2").unwrap();
+        assert_eq!(c.embed.onnx.threads, 2);
+        c.apply_set("llm.limits.concurrency=7").unwrap();
+        assert_eq!(c.llm.limits.concurrency, 7);
+        c.apply_set("llm.stages.card.model=small").unwrap();
+        assert_eq!(c.llm.stages["card"].model.as_deref(), Some("small"));
+        let e = c
+            .apply_set("llm.stages.bogus.model=x")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("bogus"), "{e}");
+        assert!(c.apply_set("embed.onnx.nope=1").is_err());
     }
 }

@@ -16,6 +16,7 @@ pub mod diag;
 pub mod embed;
 pub mod error;
 pub mod eval;
+pub mod http;
 pub mod ingest;
 pub mod kmeans;
 pub mod llm;

@@ -16,10 +16,18 @@ pub struct Lock {
     /// Number of documents and of cluster levels of the build.
     pub documents: usize,
     pub levels: usize,
+    /// LLM results that fell back to the extractive stand-in (not memoized); a build with any
+    /// asks the model again instead of taking the up-to-date shortcut.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fallbacks: usize,
     /// Source path → blake3 of its bytes.
     pub sources: BTreeMap<String, String>,
     /// Output path → blake3 of its bytes (every output file except the lock itself).
     pub outputs: BTreeMap<String, String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A short content hash for the manifest.

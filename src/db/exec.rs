@@ -15,7 +15,34 @@ use crate::error::BuildError;
 pub trait MemoValue: Sized {
     fn encode(&self) -> Vec<u8>;
     fn decode(bytes: &[u8]) -> Option<Self>;
+    /// False for a stand-in result that must be computed again next time.
+    fn memoize(&self) -> bool {
+        true
+    }
 }
+
+/// A result that may be a stand-in: an LLM item whose answers were unusable falls back to the
+/// extractive result, which is used now but never written to the memo.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Maybe<T> {
+    pub value: T,
+    pub keep: bool,
+}
+
+impl<T: MemoValue> MemoValue for Maybe<T> {
+    fn encode(&self) -> Vec<u8> {
+        self.value.encode()
+    }
+    fn decode(bytes: &[u8]) -> Option<Self> {
+        T::decode(bytes).map(|value| Maybe { value, keep: true })
+    }
+    fn memoize(&self) -> bool {
+        self.keep
+    }
+}
+
+/// Warnings raised while computing (fallbacks), shared with stage closures.
+pub type WarningSink = std::sync::Arc<std::sync::Mutex<Vec<crate::diag::Warning>>>;
 
 /// JSON-stored values.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,6 +105,14 @@ pub struct Miss {
 #[derive(Debug, Default, Clone, Serialize, serde::Deserialize)]
 pub struct Slots(pub BTreeMap<String, BTreeMap<String, KeyParts>>);
 
+/// How [`Executor::run_batched`] groups misses.
+pub struct Batching<F> {
+    /// Items per call.
+    pub size: usize,
+    /// Sort key (e.g. text length, so a batch pads little).
+    pub order: F,
+}
+
 /// Runs stages against the memo and keeps the counts and slots.
 pub struct Executor<'a> {
     pub memo: &'a Memo,
@@ -87,6 +122,10 @@ pub struct Executor<'a> {
     throttle_ms: u64,
     /// Dry run: compute misses in memory but never write the memo; record why each was missed.
     dry: Option<DryRun>,
+    /// Calls in flight at once for remote backends (their concurrency); 0 = one per core.
+    pub io_threads: usize,
+    /// Fallback warnings from stages.
+    pub warnings: WarningSink,
 }
 
 /// The previous build's slots and the misses found so far.
@@ -138,6 +177,8 @@ impl<'a> Executor<'a> {
             slots: Slots::default(),
             throttle_ms,
             dry: None,
+            io_threads: 0,
+            warnings: WarningSink::default(),
         }
     }
 
@@ -152,18 +193,43 @@ impl<'a> Executor<'a> {
         e
     }
 
+    /// Whether this is a dry run (nothing is written; backends are stand-ins).
+    pub fn is_dry(&self) -> bool {
+        self.dry.is_some()
+    }
+
     /// The misses a dry run found.
     pub fn misses(&self) -> &[Miss] {
         self.dry.as_ref().map_or(&[], |d| d.misses.as_slice())
     }
 
-    /// Plan, execute, assemble one stage over `items`.
+    /// Plan, execute, assemble one stage over `items`, computing each miss on its own.
     pub fn run<I: Sync, O: MemoValue + Send>(
         &mut self,
         stage: &'static str,
         items: &[I],
         plan: impl Fn(&I) -> Plan + Sync,
         compute: impl Fn(&I) -> Result<O, BuildError> + Sync,
+    ) -> Result<Vec<O>, BuildError> {
+        let batching = Batching {
+            size: 1,
+            order: |_: &I| 0,
+        };
+        self.run_batched(stage, items, plan, batching, |xs: &[&I]| {
+            Ok(vec![compute(xs[0])?])
+        })
+    }
+
+    /// Like [`Executor::run`], but misses are sorted by `batching.order` and computed in
+    /// groups of `batching.size` (one inference or HTTP call each); `compute` returns one
+    /// result per item of its group, in order.
+    pub fn run_batched<I: Sync, O: MemoValue + Send>(
+        &mut self,
+        stage: &'static str,
+        items: &[I],
+        plan: impl Fn(&I) -> Plan + Sync,
+        batching: Batching<impl Fn(&I) -> usize>,
+        compute: impl Fn(&[&I]) -> Result<Vec<O>, BuildError> + Sync,
     ) -> Result<Vec<O>, BuildError> {
         let planned: Vec<Planned> = items
             .par_iter()
@@ -192,7 +258,10 @@ impl<'a> Executor<'a> {
                 });
             }
         }
-        let computed = self.execute(stage, items, &planned, &misses, &compute)?;
+        let mut sorted = misses.clone();
+        sorted.sort_by_key(|&i| (batching.order)(&items[i]));
+        let groups: Vec<&[usize]> = sorted.chunks(batching.size.max(1)).collect();
+        let computed = self.execute(stage, items, &planned, &groups, &compute)?;
         for (i, v) in computed {
             out[i] = Some(v);
         }
@@ -216,10 +285,10 @@ impl<'a> Executor<'a> {
         stage: &'static str,
         items: &[I],
         planned: &[Planned],
-        misses: &[usize],
-        compute: &(impl Fn(&I) -> Result<O, BuildError> + Sync),
+        groups: &[&[usize]],
+        compute: &(impl Fn(&[&I]) -> Result<Vec<O>, BuildError> + Sync),
     ) -> Result<Vec<(usize, O)>, BuildError> {
-        if misses.is_empty() {
+        if groups.is_empty() {
             return Ok(Vec::new());
         }
         let (tx, rx) = mpsc::channel::<(Key, Vec<u8>)>();
@@ -242,22 +311,53 @@ impl<'a> Executor<'a> {
                 }
                 Ok(())
             });
-            let results: Result<Vec<(usize, O)>, BuildError> = misses
-                .par_iter()
-                .map_with(tx, |tx, &i| {
-                    if self.throttle_ms > 0 {
-                        std::thread::sleep(std::time::Duration::from_millis(self.throttle_ms));
-                    }
-                    let v = compute(&items[i])?;
-                    let _ = tx.send((planned[i].key, v.encode()));
-                    Ok((i, v))
+            let pool = (self.io_threads > 0)
+                .then(|| {
+                    rayon::ThreadPoolBuilder::new()
+                        .num_threads(self.io_threads)
+                        .thread_name(|i| format!("c2s-io-{i}"))
+                        .build()
+                        .ok()
                 })
-                .collect();
+                .flatten();
+            let run_all = || {
+                groups
+                    .par_iter()
+                    .map_with(tx, |tx, group| {
+                        if self.throttle_ms > 0 {
+                            std::thread::sleep(std::time::Duration::from_millis(self.throttle_ms));
+                        }
+                        let inputs: Vec<&I> = group.iter().map(|&i| &items[i]).collect();
+                        let values = compute(&inputs)?;
+                        if values.len() != group.len() {
+                            return Err(BuildError::Cache(format!(
+                                "stage {stage} returned {} results for {} inputs",
+                                values.len(),
+                                group.len()
+                            )));
+                        }
+                        Ok(group
+                            .iter()
+                            .zip(values)
+                            .map(|(&i, v)| {
+                                if v.memoize() {
+                                    let _ = tx.send((planned[i].key, v.encode()));
+                                }
+                                (i, v)
+                            })
+                            .collect())
+                    })
+                    .collect::<Result<Vec<Vec<(usize, O)>>, BuildError>>()
+            };
+            let results = match &pool {
+                Some(pool) => pool.install(run_all),
+                None => run_all(),
+            };
             let written = writer
                 .join()
                 .unwrap_or_else(|_| Err(BuildError::Cache("memo writer panicked".into())));
             written?;
-            results
+            Ok(results?.into_iter().flatten().collect())
         })
     }
 }

@@ -2,10 +2,19 @@
 //! The offline `extractive` backend lives here; networked backends plug into the same trait.
 
 mod extractive;
+pub mod parse;
+pub mod prompts;
+mod remote;
+mod standin;
 pub mod terms;
+pub mod wire;
+
+use std::collections::BTreeMap;
 
 pub use extractive::{EXTRACTIVE_VERSION, Extractive};
+pub use remote::{Remote, Usage};
 use serde::{Deserialize, Serialize};
+pub use standin::Standin;
 
 /// A document's card: its row in INDEX.md and part of its embedding text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,17 +67,118 @@ pub struct Tags {
     pub doc_types: Vec<String>,
 }
 
+/// One change proposed by verify-and-repartition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase")]
+pub enum Change {
+    /// Move a member (by id) into group `to`.
+    Move { item: String, to: usize },
+    /// Merge group `b` into group `a`.
+    Merge { a: usize, b: usize },
+}
+
+/// One group as the repartition prompt shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepartitionGroup {
+    pub label: String,
+    pub summary: String,
+    /// `(id, title)` of each member.
+    pub members: Vec<(String, String)>,
+}
+
+/// The groups of one level, with the size cap a group may not exceed after changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepartitionInput {
+    pub groups: Vec<RepartitionGroup>,
+    pub max_size: usize,
+}
+
+impl RepartitionInput {
+    /// The prompt text: numbered groups with label, summary and members.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for (i, g) in self.groups.iter().enumerate() {
+            out.push_str(&format!(
+                "Group {i}: {}\nSummary: {}\nMembers:\n",
+                g.label, g.summary
+            ));
+            for (id, title) in &g.members {
+                out.push_str(&format!("- {id}: {title}\n"));
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Checks changes against the groups: known ids and groups, no emptied group, size caps.
+    pub fn validate(&self, changes: &[Change]) -> Result<(), String> {
+        let n = self.groups.len();
+        let mut sizes: Vec<usize> = self.groups.iter().map(|g| g.members.len()).collect();
+        let mut merged = vec![false; n];
+        for c in changes {
+            match c {
+                Change::Move { item, to } => {
+                    let from = self
+                        .groups
+                        .iter()
+                        .position(|g| g.members.iter().any(|(id, _)| id == item))
+                        .ok_or_else(|| format!("no member `{item}`"))?;
+                    if *to >= n {
+                        return Err(format!("there is no group {to}"));
+                    }
+                    if from != *to {
+                        if sizes[from] <= 1 {
+                            return Err(format!("moving `{item}` would empty group {from}"));
+                        }
+                        sizes[from] -= 1;
+                        sizes[*to] += 1;
+                    }
+                }
+                Change::Merge { a, b } => {
+                    if *a >= n || *b >= n {
+                        return Err(format!("there is no group {}", a.max(b)));
+                    }
+                    if merged[*a] || merged[*b] {
+                        return Err("a group takes part in at most one merge".into());
+                    }
+                    merged[*a] = true;
+                    merged[*b] = true;
+                    sizes[*a] += sizes[*b];
+                    sizes[*b] = 0;
+                }
+            }
+        }
+        if let Some(i) = sizes.iter().position(|&s| s > self.max_size) {
+            return Err(format!(
+                "group {i} would hold {} members, more than {}",
+                sizes[i], self.max_size
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Why an LLM stage failed.
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
+    /// The backend failed for good (HTTP refused, retries exhausted): the build stops.
     #[error("{0}")]
     Backend(String),
+    /// The model answered, but twice with nothing usable: the item falls back to the
+    /// extractive result, which is not memoized.
+    #[error("{0}")]
+    Unusable(String),
 }
 
 /// The LLM stages of the method. Every call depends only on its own input.
 pub trait Llm: Send + Sync {
     /// Model identity (goes into every memo key and the manifest).
     fn model_id(&self) -> String;
+    /// The model and parameters one stage runs with (memo keys): stages may use different models.
+    fn stage_model(&self, stage: &str) -> String {
+        let _ = stage;
+        self.model_id()
+    }
     /// Version (or hash) of the prompt a stage uses; part of the stage's memo keys.
     fn prompt_version(&self, stage: &str) -> String;
     fn card(&self, input: &CardInput) -> Result<Card, LlmError>;
@@ -76,4 +186,22 @@ pub trait Llm: Send + Sync {
     /// A 2–5 word label for a cluster (sanitized into a slug by the caller).
     fn label(&self, input: &ClusterInput, summary: &str) -> Result<String, LlmError>;
     fn tags(&self, input: &ClusterInput) -> Result<Tags, LlmError>;
+    /// Verify-and-repartition of one level: `None` when the backend has no opinion (the offline
+    /// rule applies), else validated changes.
+    fn repartition(&self, input: &RepartitionInput) -> Result<Option<Vec<Change>>, LlmError> {
+        let _ = input;
+        Ok(None)
+    }
+    /// Whether `repartition` asks a model (else the offline merge rule runs).
+    fn reviews_partitions(&self) -> bool {
+        false
+    }
+    /// Calls to run at once (a remote backend's concurrency); 0 for the CPU's own parallelism.
+    fn concurrency(&self) -> usize {
+        0
+    }
+    /// Tokens (and cost) per stage so far.
+    fn usage(&self) -> BTreeMap<String, Usage> {
+        BTreeMap::new()
+    }
 }

@@ -1,10 +1,11 @@
 //! Card stage: one card per document, memoized by the document's content hash and the model.
 
 use crate::db::cache::KeyParts;
-use crate::db::exec::{Executor, Json, Plan};
+use crate::db::exec::{Executor, Json, Maybe, Plan};
+use crate::diag::Warning;
 use crate::error::BuildError;
 use crate::ingest::Document;
-use crate::llm::{Card, CardInput, Extractive, Llm};
+use crate::llm::{Card, CardInput, Extractive, Llm, LlmError};
 
 /// Version of the card stage's key layout.
 pub const CARD_VERSION: u32 = 1;
@@ -15,7 +16,7 @@ pub fn card_key(doc: &Document, llm: &dyn Llm) -> KeyParts {
         stage: "card".into(),
         stage_version: CARD_VERSION,
         prompt: llm.prompt_version("card"),
-        model: llm.model_id(),
+        model: llm.stage_model("card"),
         inputs: vec![doc.content_hash.clone()],
     }
 }
@@ -32,7 +33,8 @@ pub fn cards(
     exec: &mut Executor,
     bar: &indicatif::ProgressBar,
 ) -> Result<Vec<Card>, BuildError> {
-    let cards: Vec<Json<Card>> = exec.run(
+    let sink = exec.warnings.clone();
+    let cards: Vec<Maybe<Json<Card>>> = exec.run(
         "card",
         docs,
         |d| Plan {
@@ -53,10 +55,23 @@ pub fn cards(
                 llm.card(&input)
             };
             bar.inc(1);
-            card.map(Json).map_err(|e| {
-                BuildError::Llm(format!("card for document `{}` ({}): {e}", d.id, d.source))
-            })
+            match card {
+                Ok(c) => Ok(Maybe { value: Json(c), keep: true }),
+                Err(LlmError::Unusable(why)) => {
+                    sink.lock().unwrap_or_else(|e| e.into_inner()).push(Warning {
+                        file: d.source.clone(),
+                        line: None,
+                        message: format!("card for `{}`: {why}; using the extractive card (it will be asked again next build)", d.id),
+                    });
+                    let c = Extractive.card(&input).map_err(|e| BuildError::Llm(e.to_string()))?;
+                    Ok(Maybe { value: Json(c), keep: false })
+                }
+                Err(e) => Err(BuildError::Llm(format!(
+                    "card for document `{}` ({}): {e}",
+                    d.id, d.source
+                ))),
+            }
         },
     )?;
-    Ok(cards.into_iter().map(|c| c.0).collect())
+    Ok(cards.into_iter().map(|c| c.value.0).collect())
 }

@@ -2,7 +2,7 @@
 //! clusters; memoized by the text's hash and the embedder's identity.
 
 use crate::db::cache::KeyParts;
-use crate::db::exec::{Executor, Plan};
+use crate::db::exec::{Batching, Executor, Plan};
 use crate::embed::Embedder;
 use crate::error::BuildError;
 use crate::ingest::Document;
@@ -33,15 +33,19 @@ pub fn embed_key(text: &str, embedder: &dyn Embedder) -> KeyParts {
     }
 }
 
-/// Embeds `(subject, text)` pairs through the memo; counts go to `stage`.
+/// Embeds `(subject, text)` pairs through the memo, in length-sorted batches of the
+/// backend's size; counts go to `stage`. Every vector (cached or new) must have one size.
 pub fn embed_texts(
     stage: &'static str,
     items: &[(String, String)],
     embedder: &dyn Embedder,
     exec: &mut Executor,
 ) -> Result<Matrix, BuildError> {
-    let dims = embedder.dims();
-    let vectors: Vec<Vec<f32>> = exec.run(
+    let batching = Batching {
+        size: embedder.batch_size(),
+        order: |(_, text): &(String, String)| text.len(),
+    };
+    let vectors: Vec<Vec<f32>> = exec.run_batched(
         stage,
         items,
         |(subject, text)| Plan {
@@ -49,20 +53,33 @@ pub fn embed_texts(
             parts: embed_key(text, embedder),
             input_chars: text.len(),
         },
-        |(_, text)| {
-            let mut v = embedder
-                .embed(&[text.as_str()])
+        batching,
+        |group| {
+            let texts: Vec<&str> = group.iter().map(|(_, t)| t.as_str()).collect();
+            let v = embedder
+                .embed(&texts)
                 .map_err(|e| BuildError::Embed(e.to_string()))?;
-            v.pop().ok_or_else(|| {
-                BuildError::Embed(format!("{} returned no vector", embedder.model_id()))
-            })
+            if v.len() != texts.len() {
+                return Err(BuildError::Embed(format!(
+                    "{} returned {} vectors for {} texts",
+                    embedder.model_id(),
+                    v.len(),
+                    texts.len()
+                )));
+            }
+            Ok(v)
         },
     )?;
+    let mut vectors = vectors;
+    if exec.is_dry() {
+        harmonize(&mut vectors);
+    }
+    let dims = vectors.first().map_or(0, Vec::len);
     let mut m = Matrix::new(dims);
     for (v, (subject, _)) in vectors.iter().zip(items) {
-        if v.len() != dims {
+        if v.len() != dims || dims == 0 {
             return Err(BuildError::Embed(format!(
-                "the vector of `{subject}` has {} dimensions, but {} gives {dims}\n  help: the cache holds vectors of another shape; run `c2s clean --cache` and build again",
+                "the vector of `{subject}` has {} dimensions, but others from {} have {dims}\n  help: the cache holds vectors of another shape; run `c2s clean --cache` and build again",
                 v.len(),
                 embedder.model_id()
             )));
@@ -70,4 +87,20 @@ pub fn embed_texts(
         m.push(v);
     }
     Ok(m)
+}
+
+/// Dry runs mix cached vectors with stand-in ones: bring all to the most common size (zero-padded
+/// or cut, then renormalized). The result only feeds the dry run's clustering.
+fn harmonize(vectors: &mut [Vec<f32>]) {
+    let mut counts: std::collections::BTreeMap<usize, usize> = std::collections::BTreeMap::new();
+    for v in vectors.iter() {
+        *counts.entry(v.len()).or_default() += 1;
+    }
+    let Some((&dims, _)) = counts.iter().max_by_key(|(_, n)| **n) else {
+        return;
+    };
+    for v in vectors.iter_mut().filter(|v| v.len() != dims) {
+        v.resize(dims, 0.0);
+        crate::kmeans::normalize(v);
+    }
 }

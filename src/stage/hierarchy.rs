@@ -1,18 +1,20 @@
 //! The level loop: cluster, summarize, label, repartition and re-embed, bottom-up, until at most K nodes remain.
 
 use crate::config::Config;
-use crate::db::exec::Executor;
+use crate::db::cache::KeyParts;
+use crate::db::exec::{Executor, Json, Maybe, Plan};
+use crate::diag::Warning;
 use crate::embed::Embedder;
 use crate::error::BuildError;
 use crate::ingest::Document;
 use crate::kmeans::{KmeansBackend, KmeansParams, Matrix, normalize};
-use crate::llm::{Card, Llm};
+use crate::llm::{Card, Change, Llm, LlmError, RepartitionGroup, RepartitionInput};
 use crate::stage::cluster::{
     LevelClusters, LevelParams, cluster_level, clusters_for, order_by_centrality,
 };
 use crate::stage::embed::embed_texts;
 use crate::stage::repartition::plan_merges;
-use crate::stage::summarize::{node_subject, reembed_text, summarize_nodes};
+use crate::stage::summarize::{SUMMARY_VERSION, node_subject, reembed_text, summarize_nodes};
 use crate::tree::{Node, Tree};
 
 /// At most this many `@see` stubs per leaf group, so navigation files stay small.
@@ -78,16 +80,11 @@ pub fn build_tree(
         let mut nodes = add_level(&mut tree, &lc, level, &below);
         summarize_nodes(&mut tree, &nodes, input.docs, input.cards, input.llm, exec)?;
         if level <= REPARTITION_LEVELS {
+            let plan = repartition_plan(&tree, &lc, &current, &nodes, level, input, exec)?;
+            stats.merges += plan.merges.len();
             let merged = repartition(
-                &mut tree,
-                &mut lc,
-                &current,
-                &mut nodes,
-                level,
-                &below,
-                2 * t.p,
+                &mut tree, &mut lc, &current, &mut nodes, level, &below, &plan,
             );
-            stats.merges += merged.len();
             summarize_nodes(&mut tree, &merged, input.docs, input.cards, input.llm, exec)?;
         }
         stats.summarize_secs += clock.elapsed().as_secs_f64();
@@ -148,8 +145,142 @@ fn add_level(tree: &mut Tree, lc: &LevelClusters, level: usize, below: &[usize])
     out
 }
 
-/// Merges same-label clusters that are close and small enough together. Returns the merged nodes,
-/// which need new summaries; absorbed nodes are removed from the level.
+/// What verify-and-repartition changes on one level.
+#[derive(Debug, Default)]
+struct RepartitionPlan {
+    /// `(member row, to group)`.
+    moves: Vec<(usize, usize)>,
+    /// `(keep, absorb)` group pairs.
+    merges: Vec<(usize, usize)>,
+}
+
+/// The model's validated changes (memoized as stage `repartition`), or for backends that do not
+/// review partitions, the offline rule: merge close clusters whose labels collide.
+fn repartition_plan(
+    tree: &Tree,
+    lc: &LevelClusters,
+    inputs: &Matrix,
+    nodes: &[usize],
+    level: usize,
+    input: &HierarchyInput,
+    exec: &mut Executor,
+) -> Result<RepartitionPlan, BuildError> {
+    let max_size = 2 * input.config.tree.p;
+    if !input.llm.reviews_partitions() {
+        let labels: Vec<String> = nodes.iter().map(|&i| tree.nodes[i].label.clone()).collect();
+        let centroids: Vec<Vec<f32>> = lc.groups.iter().map(|g| centroid(inputs, g)).collect();
+        let sizes: Vec<usize> = lc.groups.iter().map(Vec::len).collect();
+        return Ok(RepartitionPlan {
+            moves: Vec::new(),
+            merges: plan_merges(&labels, &centroids, &sizes, max_size),
+        });
+    }
+    let member_id = |m: usize| {
+        if level == 1 {
+            input.docs[m].id.clone()
+        } else {
+            format!("group-{m}")
+        }
+    };
+    let groups: Vec<RepartitionGroup> = lc
+        .groups
+        .iter()
+        .zip(nodes)
+        .map(|(members, &i)| RepartitionGroup {
+            label: tree.nodes[i].label.clone(),
+            summary: first_sentence(&tree.nodes[i].summary),
+            members: members
+                .iter()
+                .enumerate()
+                .map(|(pos, &m)| {
+                    let t = if level == 1 {
+                        input.cards[m].title.clone()
+                    } else {
+                        tree.nodes[tree.nodes[i].children[pos]].label.clone()
+                    };
+                    (member_id(m), t)
+                })
+                .collect(),
+        })
+        .collect();
+    let request = RepartitionInput { groups, max_size };
+    let text = request.render();
+    let subject = format!("level {level} grouping");
+    let llm = input.llm;
+    let sink = exec.warnings.clone();
+    let answer: Vec<Maybe<Json<Vec<Change>>>> = exec.run(
+        "repartition",
+        std::slice::from_ref(&request),
+        |_| Plan {
+            subject: subject.clone(),
+            parts: KeyParts {
+                stage: "repartition".into(),
+                stage_version: SUMMARY_VERSION,
+                prompt: llm.prompt_version("repartition"),
+                model: llm.stage_model("repartition"),
+                inputs: vec![
+                    blake3::hash(format!("{max_size}\n{text}").as_bytes()).to_hex()[..32]
+                        .to_string(),
+                ],
+            },
+            input_chars: text.len(),
+        },
+        |req| match llm.repartition(req) {
+            Ok(changes) => Ok(Maybe {
+                value: Json(changes.unwrap_or_default()),
+                keep: true,
+            }),
+            Err(LlmError::Unusable(why)) => {
+                sink.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(Warning {
+                        file: subject.clone(),
+                        line: None,
+                        message: format!("repartition: {why}; keeping the clusters as they are"),
+                    });
+                Ok(Maybe {
+                    value: Json(Vec::new()),
+                    keep: false,
+                })
+            }
+            Err(e) => Err(BuildError::Llm(format!(
+                "repartition of the {subject}: {e}"
+            ))),
+        },
+    )?;
+    let changes = answer
+        .into_iter()
+        .next()
+        .map(|m| m.value.0)
+        .unwrap_or_default();
+    let row_of = |id: &str| {
+        lc.groups
+            .iter()
+            .flatten()
+            .copied()
+            .find(|&m| member_id(m) == id)
+    };
+    let mut plan = RepartitionPlan::default();
+    for c in changes {
+        match c {
+            Change::Move { item, to } => {
+                if let Some(m) = row_of(&item) {
+                    plan.moves.push((m, to));
+                }
+            }
+            Change::Merge { a, b } => plan.merges.push((a, b)),
+        }
+    }
+    Ok(plan)
+}
+
+fn first_sentence(s: &str) -> String {
+    let end = s.find(". ").map_or(s.len(), |i| i + 1);
+    crate::text::clip_chars(&s[..end], 300).to_string()
+}
+
+/// Applies a plan: moves members, merges groups. Returns the nodes whose members changed, which
+/// need new summaries; absorbed nodes are removed from the level.
 fn repartition(
     tree: &mut Tree,
     lc: &mut LevelClusters,
@@ -157,17 +288,30 @@ fn repartition(
     nodes: &mut Vec<usize>,
     level: usize,
     below: &[usize],
-    max_size: usize,
+    plan: &RepartitionPlan,
 ) -> Vec<usize> {
-    let labels: Vec<String> = nodes.iter().map(|&i| tree.nodes[i].label.clone()).collect();
-    let centroids: Vec<Vec<f32>> = lc.groups.iter().map(|g| centroid(inputs, g)).collect();
-    let sizes: Vec<usize> = lc.groups.iter().map(Vec::len).collect();
-    let merges = plan_merges(&labels, &centroids, &sizes, max_size);
-    if merges.is_empty() {
+    let merges = &plan.merges;
+    if merges.is_empty() && plan.moves.is_empty() {
         return Vec::new();
     }
+    let mut touched = vec![false; nodes.len()];
+    for &(m, to) in &plan.moves {
+        let Some(from) = lc.groups.iter().position(|g| g.contains(&m)) else {
+            continue;
+        };
+        if from == to || to >= lc.groups.len() || lc.groups[from].len() <= 1 {
+            continue;
+        }
+        lc.groups[from].retain(|&x| x != m);
+        lc.groups[to].push(m);
+        lc.stubs[to].retain(|&s| s != m);
+        order_by_centrality(&mut lc.groups[to], inputs);
+        touched[from] = true;
+        touched[to] = true;
+    }
     let mut absorbed = vec![false; nodes.len()];
-    for &(keep, gone) in &merges {
+    for &(keep, gone) in merges {
+        touched[keep] = true;
         let mut members = lc.groups[keep].clone();
         members.extend(lc.groups[gone].iter().copied());
         order_by_centrality(&mut members, inputs);
@@ -193,14 +337,13 @@ fn repartition(
             .map(|g| lc.stubs[g].clone())
             .collect(),
     };
-    let merged_groups: Vec<usize> = merges.iter().map(|m| m.0).collect();
     let old_kept: Vec<usize> = (0..old.len()).filter(|&g| !absorbed[g]).collect();
     *lc = kept;
     *nodes = add_level(tree, lc, level, below);
     let mut merged = Vec::new();
     for (pos, &g) in old_kept.iter().enumerate() {
         let i = nodes[pos];
-        if merged_groups.contains(&g) {
+        if touched[g] {
             merged.push(i);
         } else {
             let n = &mut tree.nodes[i];

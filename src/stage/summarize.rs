@@ -3,10 +3,11 @@
 use std::collections::HashMap;
 
 use crate::db::cache::KeyParts;
-use crate::db::exec::{Executor, Json, Plan};
+use crate::db::exec::{Executor, Json, Maybe, Plan, WarningSink};
+use crate::diag::Warning;
 use crate::error::BuildError;
 use crate::ingest::Document;
-use crate::llm::{Card, ClusterInput, ClusterItem, Llm, Tags};
+use crate::llm::{Card, ClusterInput, ClusterItem, Extractive, Llm, LlmError, Tags};
 use crate::text::{clip_chars, one_line, plain_text};
 use crate::tree::Tree;
 
@@ -83,7 +84,7 @@ fn key(stage: &str, llm: &dyn Llm, inputs: Vec<String>) -> KeyParts {
         stage: stage.into(),
         stage_version: SUMMARY_VERSION,
         prompt: llm.prompt_version(stage),
-        model: llm.model_id(),
+        model: llm.stage_model(stage),
         inputs,
     }
 }
@@ -118,10 +119,8 @@ pub fn summarize_nodes(
             (node_subject(tree, i, docs), input, hash)
         })
         .collect();
-    let wrap = |stage: &str, subject: &str, e: crate::llm::LlmError| {
-        BuildError::Llm(format!("{stage} of the {subject}: {e}"))
-    };
-    let summaries: Vec<Json<String>> = exec.run(
+    let sink = exec.warnings.clone();
+    let summaries: Vec<Maybe<Json<String>>> = exec.run(
         "summary",
         &inputs,
         |(subject, input, h)| Plan {
@@ -130,16 +129,16 @@ pub fn summarize_nodes(
             input_chars: chars(input),
         },
         |(subject, input, _)| {
-            llm.summarize(input)
-                .map(Json)
-                .map_err(|e| wrap("summary", subject, e))
+            or_fallback("summary", subject, &sink, llm.summarize(input), || {
+                Extractive.summarize(input)
+            })
         },
     )?;
     let with_summary: Vec<(&(String, ClusterInput, String), &str)> = inputs
         .iter()
-        .zip(summaries.iter().map(|s| s.0.as_str()))
+        .zip(summaries.iter().map(|s| s.value.0.as_str()))
         .collect();
-    let labels: Vec<Json<String>> = exec.run(
+    let labels: Vec<Maybe<Json<String>>> = exec.run(
         "label",
         &with_summary,
         |((subject, input, h), summary)| {
@@ -151,13 +150,17 @@ pub fn summarize_nodes(
             }
         },
         |((subject, input, _), summary)| {
-            llm.label(input, summary)
-                .map(|l| Json(clean_label(&l)))
-                .map_err(|e| wrap("label", subject, e))
+            let label = or_fallback("label", subject, &sink, llm.label(input, summary), || {
+                Extractive.label(input, summary)
+            })?;
+            Ok(Maybe {
+                value: Json(clean_label(&label.value.0)),
+                keep: label.keep,
+            })
         },
     )?;
     let leaves: Vec<&(String, ClusterInput, String)> = inputs.iter().filter(|x| x.1.leaf).collect();
-    let leaf_tags: Vec<Json<Tags>> = exec.run(
+    let leaf_tags: Vec<Maybe<Json<Tags>>> = exec.run(
         "tags",
         &leaves,
         |(subject, input, h)| Plan {
@@ -166,24 +169,56 @@ pub fn summarize_nodes(
             input_chars: chars(input),
         },
         |(subject, input, _)| {
-            llm.tags(input)
-                .map(Json)
-                .map_err(|e| wrap("tags", subject, e))
+            or_fallback("tags", subject, &sink, llm.tags(input), || {
+                Extractive.tags(input)
+            })
         },
     )?;
     let mut leaf_tags = leaf_tags.into_iter();
     for (pos, &i) in nodes.iter().enumerate() {
         let tags = if inputs[pos].1.leaf {
-            leaf_tags.next().expect("one tag set per leaf").0
+            leaf_tags.next().expect("one tag set per leaf").value.0
         } else {
             aggregate_tags(tree, i)
         };
         let n = &mut tree.nodes[i];
-        n.summary = summaries[pos].0.clone();
-        n.label = labels[pos].0.clone();
+        n.summary = summaries[pos].value.0.clone();
+        n.label = labels[pos].value.0.clone();
         n.tags = tags;
     }
     Ok(())
+}
+
+/// The model's result, or (when its answers were unusable) the extractive one, not memoized,
+/// with a warning naming the item.
+fn or_fallback<T>(
+    stage: &str,
+    subject: &str,
+    sink: &WarningSink,
+    result: Result<T, LlmError>,
+    fallback: impl FnOnce() -> Result<T, LlmError>,
+) -> Result<Maybe<Json<T>>, BuildError> {
+    match result {
+        Ok(v) => Ok(Maybe {
+            value: Json(v),
+            keep: true,
+        }),
+        Err(LlmError::Unusable(why)) => {
+            sink.lock().unwrap_or_else(|e| e.into_inner()).push(Warning {
+                file: subject.to_string(),
+                line: None,
+                message: format!(
+                    "{stage}: {why}; using the extractive result (it will be asked again next build)"
+                ),
+            });
+            let v = fallback().map_err(|e| BuildError::Llm(e.to_string()))?;
+            Ok(Maybe {
+                value: Json(v),
+                keep: false,
+            })
+        }
+        Err(e) => Err(BuildError::Llm(format!("{stage} of the {subject}: {e}"))),
+    }
 }
 
 /// A label of at most 5 words, letters, digits and spaces only.

@@ -13,4 +13,7 @@ mod gpu;
 mod incremental;
 mod interrupt;
 mod invariants;
+mod llm;
+mod llm_server;
+mod onnx;
 mod watch;

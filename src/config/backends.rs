@@ -1,0 +1,316 @@
+//! The `[llm]` and `[embed]` sections: which backend runs each stage, its endpoint and limits.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// Limits of one HTTP endpoint: concurrency, rate, timeouts and retries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Requests in flight at once.
+    pub concurrency: usize,
+    /// Seconds before one request is abandoned (and retried).
+    pub timeout_s: f64,
+    /// Retries after the first attempt, for 429, 529, 5xx, timeouts and dropped connections.
+    pub max_retries: u32,
+    /// First backoff in seconds; doubles per retry, with jitter, capped at `max_backoff_s`.
+    pub backoff_s: f64,
+    pub max_backoff_s: f64,
+    /// Optional requests-per-minute cap.
+    pub requests_per_minute: Option<u32>,
+    /// Optional tokens-per-minute cap (input estimate plus the output budget).
+    pub tokens_per_minute: Option<u64>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            concurrency: 20,
+            timeout_s: 120.0,
+            max_retries: 6,
+            backoff_s: 1.0,
+            max_backoff_s: 60.0,
+            requests_per_minute: None,
+            tokens_per_minute: None,
+        }
+    }
+}
+
+/// The LLM used for cards, summaries, labels, repartition and tags.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LlmConfig {
+    pub backend: LlmBackendKind,
+    /// API root, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8080/v1`.
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    /// Name of the environment variable that holds the API key (never the key itself).
+    pub api_key_env: Option<String>,
+    /// Upper bound on output tokens per call.
+    pub max_output_tokens: u32,
+    /// Extra request fields sent verbatim (e.g. `temperature`); only what is set is sent.
+    pub params: BTreeMap<String, toml::Value>,
+    /// Prices in currency units per million tokens; when set, cost is reported and estimated.
+    pub price_input_per_mtok: Option<f64>,
+    pub price_output_per_mtok: Option<f64>,
+    pub limits: Limits,
+    /// Per-stage overrides: `card`, `summary`, `label`, `repartition`, `tags`.
+    pub stages: BTreeMap<String, StageOverride>,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            backend: LlmBackendKind::Extractive,
+            base_url: None,
+            model: None,
+            api_key_env: None,
+            max_output_tokens: 512,
+            params: BTreeMap::new(),
+            price_input_per_mtok: None,
+            price_output_per_mtok: None,
+            limits: Limits::default(),
+            stages: BTreeMap::new(),
+        }
+    }
+}
+
+/// What one stage changes from `[llm]`: a cheaper model for cards, say.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StageOverride {
+    pub model: Option<String>,
+    pub max_output_tokens: Option<u32>,
+    pub params: BTreeMap<String, toml::Value>,
+    pub price_input_per_mtok: Option<f64>,
+    pub price_output_per_mtok: Option<f64>,
+}
+
+/// The LLM stages that take overrides.
+pub const LLM_STAGES: [&str; 5] = ["card", "summary", "label", "repartition", "tags"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LlmBackendKind {
+    /// Offline and deterministic: extractive cards, summaries, labels and tags.
+    Extractive,
+    /// Any OpenAI-compatible `/v1/chat/completions` server.
+    Openai,
+    /// Anthropic's Messages API.
+    Anthropic,
+}
+
+/// The embedder.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EmbedConfig {
+    pub backend: EmbedBackendKind,
+    /// Vector size: the hashed embedder's dimension (default 256); for `onnx` a check against
+    /// the model's output; for `openai` the `dimensions` request field (sent only when set).
+    pub dims: Option<usize>,
+    pub onnx: OnnxConfig,
+    pub openai: OpenAiEmbedConfig,
+}
+
+impl Default for EmbedConfig {
+    fn default() -> Self {
+        EmbedConfig {
+            backend: EmbedBackendKind::Hashed,
+            dims: None,
+            onnx: OnnxConfig::default(),
+            openai: OpenAiEmbedConfig::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbedBackendKind {
+    /// Offline: signed feature hashing of word uni- and bigrams.
+    Hashed,
+    /// A sentence encoder run by ONNX Runtime (CPU or CUDA).
+    Onnx,
+    /// Any OpenAI-compatible `/v1/embeddings` server.
+    Openai,
+}
+
+/// `[embed.onnx]`: a model folder with `model.onnx` and `tokenizer.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OnnxConfig {
+    /// Folder with `model.onnx` and `tokenizer.json`, relative to the config file.
+    pub model_dir: PathBuf,
+    /// `libonnxruntime.so`; when unset, `ORT_DYLIB_PATH`.
+    pub library: Option<PathBuf>,
+    pub pooling: Pooling,
+    /// Tokens per text; longer texts are truncated.
+    pub max_tokens: usize,
+    pub normalize: bool,
+    /// Intra-op threads; 0 lets ONNX Runtime choose.
+    pub threads: usize,
+    pub device: OnnxDevice,
+    /// Texts per inference call (sorted by length, so padding stays small).
+    pub batch_size: usize,
+}
+
+impl Default for OnnxConfig {
+    fn default() -> Self {
+        OnnxConfig {
+            model_dir: PathBuf::from("models/all-MiniLM-L6-v2-int8"),
+            library: None,
+            pooling: Pooling::Mean,
+            max_tokens: 256,
+            normalize: true,
+            threads: 0,
+            device: OnnxDevice::Auto,
+            batch_size: 32,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pooling {
+    /// Mean of the token vectors under the attention mask.
+    Mean,
+    /// The first token's vector.
+    Cls,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnnxDevice {
+    /// CUDA when the library has it and a GPU answers, else the CPU.
+    Auto,
+    Cpu,
+    /// CUDA, falling back to the CPU with a note when it cannot start.
+    Cuda,
+}
+
+/// `[embed.openai]`: an OpenAI-compatible `/v1/embeddings` endpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OpenAiEmbedConfig {
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key_env: Option<String>,
+    /// Texts per request.
+    pub batch_size: usize,
+    /// Characters per request, summed over its texts.
+    pub max_batch_chars: usize,
+    pub params: BTreeMap<String, toml::Value>,
+    pub limits: Limits,
+}
+
+impl Default for OpenAiEmbedConfig {
+    fn default() -> Self {
+        OpenAiEmbedConfig {
+            base_url: None,
+            model: None,
+            api_key_env: None,
+            batch_size: 64,
+            max_batch_chars: 200_000,
+            params: BTreeMap::new(),
+            limits: Limits {
+                concurrency: 4,
+                ..Limits::default()
+            },
+        }
+    }
+}
+
+/// Checks the backend sections; `Err((field, problem))`.
+pub fn validate(llm: &LlmConfig, embed: &EmbedConfig) -> Result<(), (String, String)> {
+    let bad = |f: &str, m: &str| Err((f.to_string(), m.to_string()));
+    if let Some(d) = embed.dims
+        && !(1..=65536).contains(&d)
+    {
+        return bad("embed.dims", "must be between 1 and 65536");
+    }
+    if embed.backend == EmbedBackendKind::Hashed && embed.dims.is_some_and(|d| d < 16) {
+        return bad("embed.dims", "must be at least 16 for the hashed embedder");
+    }
+    if embed.onnx.max_tokens < 8 || embed.onnx.batch_size < 1 {
+        return bad(
+            "embed.onnx",
+            "max_tokens must be at least 8 and batch_size at least 1",
+        );
+    }
+    let o = &embed.openai;
+    if o.batch_size < 1 || o.max_batch_chars < 1 {
+        return bad(
+            "embed.openai",
+            "batch_size and max_batch_chars must be positive",
+        );
+    }
+    check_limits("embed.openai.limits", &o.limits)?;
+    check_limits("llm.limits", &llm.limits)?;
+    if embed.backend == EmbedBackendKind::Openai {
+        need(
+            &o.base_url,
+            "embed.openai.base_url",
+            "http://127.0.0.1:8080/v1",
+        )?;
+        need(&o.model, "embed.openai.model", "text-embedding-3-small")?;
+    }
+    for name in llm.stages.keys() {
+        if !LLM_STAGES.contains(&name.as_str()) {
+            return Err((
+                format!("llm.stages.{name}"),
+                format!("is not a stage; use one of {}", LLM_STAGES.join(", ")),
+            ));
+        }
+    }
+    if llm.max_output_tokens < 16 {
+        return bad("llm.max_output_tokens", "must be at least 16");
+    }
+    match llm.backend {
+        LlmBackendKind::Extractive => {}
+        LlmBackendKind::Openai => {
+            need(&llm.base_url, "llm.base_url", "https://api.openai.com/v1")?;
+            need(&llm.model, "llm.model", "gpt-4o-mini")?;
+        }
+        LlmBackendKind::Anthropic => {
+            need(&llm.model, "llm.model", "claude-haiku-4-5")?;
+            need(&llm.api_key_env, "llm.api_key_env", "ANTHROPIC_API_KEY")?;
+        }
+    }
+    Ok(())
+}
+
+fn need(v: &Option<String>, field: &str, example: &str) -> Result<(), (String, String)> {
+    match v {
+        Some(s) if !s.trim().is_empty() => Ok(()),
+        _ => Err((
+            field.to_string(),
+            format!("must be set for this backend (e.g. {field} = \"{example}\")"),
+        )),
+    }
+}
+
+fn check_limits(field: &str, l: &Limits) -> Result<(), (String, String)> {
+    if l.concurrency < 1 || l.concurrency > 1024 {
+        return Err((
+            format!("{field}.concurrency"),
+            "must be between 1 and 1024".into(),
+        ));
+    }
+    if l.timeout_s.is_nan() || l.timeout_s <= 0.0 {
+        return Err((format!("{field}.timeout_s"), "must be positive".into()));
+    }
+    if l.backoff_s.is_nan() || l.backoff_s < 0.0 || l.max_backoff_s < l.backoff_s {
+        return Err((
+            format!("{field}.backoff_s"),
+            "must be ≥ 0 and ≤ max_backoff_s".into(),
+        ));
+    }
+    if l.requests_per_minute == Some(0) || l.tokens_per_minute == Some(0) {
+        return Err((
+            field.to_string(),
+            "requests_per_minute and tokens_per_minute must be positive when set".into(),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,158 @@
+//! The two chat protocols: OpenAI-compatible `/chat/completions` and Anthropic's `/v1/messages`.
+//! Builds request bodies (sending only the optional fields the user set) and reads answers.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::config::LlmBackendKind;
+
+/// The Anthropic API version header value.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// One chat request.
+#[derive(Debug, Clone)]
+pub struct ChatRequest<'a> {
+    pub model: &'a str,
+    pub system: &'a str,
+    pub user: &'a str,
+    pub max_tokens: u32,
+    pub params: &'a BTreeMap<String, toml::Value>,
+}
+
+/// Text and token counts of one answer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChatAnswer {
+    pub text: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// The endpoint URL for a base URL.
+pub fn endpoint(kind: LlmBackendKind, base_url: &str) -> String {
+    let base = base_url.trim_end_matches('/');
+    match kind {
+        LlmBackendKind::Anthropic => format!("{base}/v1/messages"),
+        _ => format!("{base}/chat/completions"),
+    }
+}
+
+/// Auth and version headers; the key goes only here.
+pub fn headers(kind: LlmBackendKind, key: Option<&str>) -> Vec<(&'static str, String)> {
+    let mut h = Vec::new();
+    match kind {
+        LlmBackendKind::Anthropic => {
+            h.push(("anthropic-version", ANTHROPIC_VERSION.to_string()));
+            if let Some(k) = key {
+                h.push(("x-api-key", k.to_string()));
+            }
+        }
+        _ => {
+            if let Some(k) = key {
+                h.push(("authorization", format!("Bearer {k}")));
+            }
+        }
+    }
+    h
+}
+
+/// The JSON body of a request.
+pub fn body(kind: LlmBackendKind, r: &ChatRequest) -> Value {
+    let mut b = match kind {
+        LlmBackendKind::Anthropic => json!({
+            "model": r.model,
+            "max_tokens": r.max_tokens,
+            "system": r.system,
+            "messages": [{"role": "user", "content": r.user}],
+        }),
+        _ => json!({
+            "model": r.model,
+            "max_tokens": r.max_tokens,
+            "messages": [
+                {"role": "system", "content": r.system},
+                {"role": "user", "content": r.user}
+            ],
+        }),
+    };
+    for (k, v) in r.params {
+        b[k] = serde_json::to_value(v).unwrap_or(Value::Null);
+    }
+    b
+}
+
+/// Reads the answer text and usage; `Err` says what is missing.
+pub fn answer(kind: LlmBackendKind, v: &Value) -> Result<ChatAnswer, String> {
+    let u = |p: &str| v.pointer(p).and_then(Value::as_u64).unwrap_or(0);
+    match kind {
+        LlmBackendKind::Anthropic => {
+            let blocks = v
+                .get("content")
+                .and_then(Value::as_array)
+                .ok_or("the answer has no `content` list")?;
+            let text: String = blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect();
+            Ok(ChatAnswer {
+                text,
+                input_tokens: u("/usage/input_tokens")
+                    + u("/usage/cache_read_input_tokens")
+                    + u("/usage/cache_creation_input_tokens"),
+                output_tokens: u("/usage/output_tokens"),
+            })
+        }
+        _ => {
+            let text = v
+                .pointer("/choices/0/message/content")
+                .and_then(Value::as_str)
+                .ok_or("the answer has no choices[0].message.content")?;
+            Ok(ChatAnswer {
+                text: text.to_string(),
+                input_tokens: u("/usage/prompt_tokens"),
+                output_tokens: u("/usage/completion_tokens"),
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_set_params_are_sent() {
+        let none = BTreeMap::new();
+        let r = ChatRequest {
+            model: "m",
+            system: "s",
+            user: "u",
+            max_tokens: 100,
+            params: &none,
+        };
+        let b = body(LlmBackendKind::Openai, &r);
+        let keys: Vec<&String> = b.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["model", "max_tokens", "messages"]);
+        let mut p = BTreeMap::new();
+        p.insert("temperature".to_string(), toml::Value::Float(0.0));
+        let b = body(LlmBackendKind::Anthropic, &ChatRequest { params: &p, ..r });
+        assert_eq!(b["temperature"], 0.0);
+        assert_eq!(b["system"], "s");
+    }
+
+    #[test]
+    fn answers_and_usage() {
+        let o = json!({"choices": [{"message": {"content": "hi"}}], "usage": {"prompt_tokens": 5, "completion_tokens": 2}});
+        assert_eq!(
+            answer(LlmBackendKind::Openai, &o).unwrap(),
+            ChatAnswer {
+                text: "hi".into(),
+                input_tokens: 5,
+                output_tokens: 2
+            }
+        );
+        let a = json!({"content": [{"type": "text", "text": "yo"}], "usage": {"input_tokens": 7, "output_tokens": 1}});
+        assert_eq!(answer(LlmBackendKind::Anthropic, &a).unwrap().text, "yo");
+        assert!(answer(LlmBackendKind::Openai, &json!({})).is_err());
+    }
+}

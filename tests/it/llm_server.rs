@@ -1,0 +1,324 @@
+//! A loopback HTTP/1.1 server that speaks the OpenAI chat and embeddings APIs and Anthropic's
+//! Messages API, with scripted answers and injected faults. Records every request.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// A fault the server injects instead of (or before) a normal answer.
+#[derive(Debug, Clone)]
+pub enum Fault {
+    /// An HTTP status with extra headers and a body.
+    Status(u16, Vec<(String, String)>, String),
+    /// Sleep, then answer normally.
+    Slow(Duration),
+    /// 200 with a body that is not JSON.
+    MalformedJson,
+    /// Promise more bytes than are sent, then close.
+    Truncated,
+    /// Close the connection without an answer (a reset).
+    Reset,
+    /// 200 whose answer text is unusable for the stage (not the JSON asked for).
+    Garbage,
+}
+
+/// One request as received.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Value,
+}
+
+impl Request {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The system prompt (either API).
+    pub fn system(&self) -> String {
+        if let Some(s) = self.body["system"].as_str() {
+            return s.to_string();
+        }
+        self.body["messages"][0]["content"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    }
+
+    /// The last user message.
+    pub fn user(&self) -> String {
+        let m = self.body["messages"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        m.last()
+            .and_then(|x| x["content"].as_str())
+            .unwrap_or("")
+            .to_string()
+    }
+
+    /// `card`, `summary`, `label`, `tags`, `repartition` or `embeddings`.
+    pub fn stage(&self) -> &'static str {
+        let s = self.system();
+        if self.path.ends_with("/embeddings") {
+            "embeddings"
+        } else if s.contains("catalog cards") {
+            "card"
+        } else if s.contains("routing summaries") {
+            "summary"
+        } else if s.contains("You name groups") {
+            "label"
+        } else if s.contains("entity index") {
+            "tags"
+        } else if s.contains("review how documents were grouped") {
+            "repartition"
+        } else {
+            "other"
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    requests: Vec<Request>,
+    /// Faults per stage, consumed in order.
+    faults: Vec<(&'static str, VecDeque<Fault>)>,
+    /// Fixed delay before every answer.
+    latency: Duration,
+}
+
+/// The server; stops when dropped (its thread exits with the test process).
+#[derive(Clone)]
+pub struct Server {
+    pub url: String,
+    state: Arc<Mutex<State>>,
+    pub answered: Arc<AtomicUsize>,
+}
+
+impl Server {
+    pub fn start() -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let server = Server {
+            url,
+            state: Arc::new(Mutex::new(State::default())),
+            answered: Arc::new(AtomicUsize::new(0)),
+        };
+        let s = server.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let s = s.clone();
+                std::thread::spawn(move || s.serve(stream));
+            }
+        });
+        server
+    }
+
+    /// Queues faults for the next requests of one stage.
+    pub fn fail(&self, stage: &'static str, faults: Vec<Fault>) {
+        self.state
+            .lock()
+            .unwrap()
+            .faults
+            .push((stage, faults.into()));
+    }
+
+    pub fn set_latency(&self, d: Duration) {
+        self.state.lock().unwrap().latency = d;
+    }
+
+    pub fn requests(&self) -> Vec<Request> {
+        self.state.lock().unwrap().requests.clone()
+    }
+
+    pub fn count(&self, stage: &str) -> usize {
+        self.requests()
+            .iter()
+            .filter(|r| r.stage() == stage)
+            .count()
+    }
+
+    fn serve(&self, stream: TcpStream) {
+        let _ = stream.set_nodelay(true);
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut out = stream;
+        loop {
+            let Some(req) = read_request(&mut reader) else {
+                return;
+            };
+            let stage = req.stage();
+            let (fault, latency) = {
+                let mut st = self.state.lock().unwrap();
+                st.requests.push(req.clone());
+                let f = st
+                    .faults
+                    .iter_mut()
+                    .find(|(s, q)| *s == stage && !q.is_empty())
+                    .and_then(|(_, q)| q.pop_front());
+                (f, st.latency)
+            };
+            std::thread::sleep(latency);
+            let keep = match fault {
+                None => respond(&mut out, 200, &[], &answer(&req, false).to_string()),
+                Some(Fault::Slow(d)) => {
+                    std::thread::sleep(d);
+                    respond(&mut out, 200, &[], &answer(&req, false).to_string())
+                }
+                Some(Fault::Garbage) => {
+                    respond(&mut out, 200, &[], &answer(&req, true).to_string())
+                }
+                Some(Fault::Status(code, headers, body)) => {
+                    respond(&mut out, code, &headers, &body)
+                }
+                Some(Fault::MalformedJson) => {
+                    respond(&mut out, 200, &[], "{\"choices\": [{\"message\": ")
+                }
+                Some(Fault::Truncated) => {
+                    let body = answer(&req, false).to_string();
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                        body.len() + 500
+                    );
+                    let _ = out.write_all(head.as_bytes());
+                    let _ = out.write_all(&body.as_bytes()[..body.len() / 2]);
+                    let _ = out.flush();
+                    false
+                }
+                Some(Fault::Reset) => {
+                    let _ = out.shutdown(std::net::Shutdown::Both);
+                    false
+                }
+            };
+            self.answered.fetch_add(1, Ordering::SeqCst);
+            if !keep {
+                return;
+            }
+        }
+    }
+}
+
+fn read_request(r: &mut BufReader<TcpStream>) -> Option<Request> {
+    let mut line = String::new();
+    if r.read_line(&mut line).ok()? == 0 {
+        return None;
+    }
+    let path = line.split_whitespace().nth(1)?.to_string();
+    let mut headers = Vec::new();
+    loop {
+        let mut h = String::new();
+        r.read_line(&mut h).ok()?;
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        let (k, v) = h.split_once(':')?;
+        headers.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    let len: usize = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0u8; len];
+    r.read_exact(&mut body).ok()?;
+    Some(Request {
+        path,
+        headers,
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+    })
+}
+
+fn respond(out: &mut TcpStream, code: u16, headers: &[(String, String)], body: &str) -> bool {
+    let mut head = format!(
+        "HTTP/1.1 {code} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    out.write_all(head.as_bytes()).is_ok()
+        && out.write_all(body.as_bytes()).is_ok()
+        && out.flush().is_ok()
+}
+
+/// The scripted answer, in the protocol the request came in.
+fn answer(req: &Request, garbage: bool) -> Value {
+    if req.stage() == "embeddings" {
+        let inputs = req.body["input"].as_array().cloned().unwrap_or_default();
+        let data: Vec<Value> = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, t)| json!({"index": i, "embedding": fake_vector(t.as_str().unwrap_or(""))}))
+            .collect();
+        return json!({"data": data, "model": req.body["model"], "usage": {"prompt_tokens": 1, "total_tokens": 1}});
+    }
+    let text = if garbage {
+        "I am not able to help with that.".to_string()
+    } else {
+        scripted(req)
+    };
+    let input_tokens = (req.system().len() + req.user().len()) / 4;
+    if req.path.ends_with("/v1/messages") {
+        json!({"id": "msg_1", "type": "message", "role": "assistant",
+               "content": [{"type": "text", "text": text}],
+               "usage": {"input_tokens": input_tokens, "output_tokens": 7}})
+    } else {
+        json!({"id": "c1", "object": "chat.completion",
+               "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+               "usage": {"prompt_tokens": input_tokens, "completion_tokens": 7}})
+    }
+}
+
+/// Answers that depend only on the request: cards name the document's first line.
+fn scripted(req: &Request) -> String {
+    let user = req.user();
+    match req.stage() {
+        "card" => {
+            let doc = user.split("<<<").nth(1).unwrap_or("").trim();
+            let first = doc
+                .lines()
+                .next()
+                .unwrap_or("untitled")
+                .trim_start_matches('#')
+                .trim();
+            format!(
+                "Here is the card:\n```json\n{}\n```",
+                json!({"title": format!("Model: {first}"), "one_line": format!("Explains {first}."), "phrases": ["scripted phrase"]})
+            )
+        }
+        "summary" => format!(
+            "Scripted summary of {} members. It covers the members listed.",
+            user.lines().filter(|l| l.starts_with("- ")).count()
+        ),
+        "label" => {
+            let t = user
+                .lines()
+                .find(|l| l.starts_with("- "))
+                .unwrap_or("- misc")
+                .trim_start_matches("- ");
+            format!("topic {}", t.split_whitespace().last().unwrap_or("misc"))
+        }
+        "tags" => json!({"entities": ["Scripted Entity"], "doc_types": ["how-to"]}).to_string(),
+        "repartition" => json!({"changes": []}).to_string(),
+        _ => "ok".into(),
+    }
+}
+
+/// A deterministic 8-dimensional vector from a text's bytes.
+pub fn fake_vector(t: &str) -> Vec<f32> {
+    let mut v = vec![0.1f32; 8];
+    for (i, b) in t.bytes().enumerate() {
+        v[(i + b as usize) % 8] += (b % 7) as f32;
+    }
+    v
+}
