@@ -28,8 +28,10 @@ pub enum Command {
     Watch(WatchArgs),
     /// Remove the output folder (and with --cache the memo).
     Clean(CleanArgs),
-    /// Answer a question by navigating the compiled tree (`--offline`: no LLM).
+    /// Answer a question: the LLM agent browses the compiled tree (`--offline`: the navigator).
     Ask(AskArgs),
+    /// Serve the compiled output's tools and skills to MCP clients over stdio.
+    Mcp(McpArgs),
     /// Measure the navigator against flat retrieval on a benchmark folder (corpus.jsonl + queries.jsonl).
     Eval(EvalArgs),
     /// Inspect or prune the memo.
@@ -73,9 +75,12 @@ pub struct AskArgs {
     pub question: String,
     #[command(flatten)]
     pub target: TargetArgs,
-    /// Use the offline navigator (the only mode until an LLM backend is configured).
+    /// Use the offline navigator instead of the LLM agent (the default without an LLM backend).
     #[arg(long)]
     pub offline: bool,
+    /// Write every turn, tool call, result size and token count as JSON (agent mode).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
     /// Fuse a flat search over document rows when routing looks weak.
     #[arg(long)]
     pub fallback: bool,
@@ -84,6 +89,12 @@ pub struct AskArgs {
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
 }
 
 #[derive(Debug, Args)]
@@ -103,7 +114,7 @@ pub struct EvalArgs {
     /// Only the first N queries.
     #[arg(long)]
     pub limit: Option<usize>,
-    /// Comma-separated methods: navigator, navigator+fallback, bm25, dense, hybrid (default: all).
+    /// Comma-separated methods: navigator, navigator+fallback, bm25, dense, hybrid (the default set), and agent (the LLM agent; needs an [llm] backend).
     #[arg(long, value_delimiter = ',')]
     pub methods: Vec<String>,
     #[command(flatten)]
@@ -224,9 +235,7 @@ impl TargetArgs {
         if let Some(p) = &self.path {
             loaded.config.corpus.paths = vec![cwd.join(p)];
         }
-        for s in &self.set {
-            loaded.config.apply_set(s)?;
-        }
+        loaded.config.apply_sets(&self.set)?;
         let out_dir = match &self.out {
             Some(o) => cwd.join(o),
             None => loaded.resolve(&loaded.config.output.dir),

@@ -338,75 +338,16 @@ pub fn exit_code(_e: &Error) -> u8 {
     EXIT_ERROR
 }
 
-fn nav_params(nav: &crate::cli::NavArgs, fallback: bool) -> crate::serve::navigator::NavParams {
+pub(crate) fn nav_params(
+    nav: &crate::cli::NavArgs,
+    fallback: bool,
+) -> crate::serve::navigator::NavParams {
     crate::serve::navigator::NavParams {
         beam: nav.beam.max(1),
         k: nav.k.max(1),
         fallback,
         fetch: 3,
     }
-}
-
-pub fn ask_cmd(args: &crate::cli::AskArgs, progress: &Progress) -> Result<u8, Error> {
-    let target = args.target.resolve()?;
-    let quiet = Progress::new(true);
-    let opts = BuildOptions {
-        loaded: target.loaded.clone(),
-        out_dir: target.out_dir,
-        display_base: target.display_base,
-        full: false,
-        dry_run: true,
-        keep_artifacts: true,
-    };
-    let clock = std::time::Instant::now();
-    let report = build(&opts, &quiet)?;
-    let a = report.artifacts.expect("artifacts were asked for");
-    if !args.offline {
-        progress.status(
-            "Note",
-            "no LLM agent backend is configured; using the offline navigator",
-        );
-    }
-    let backends = crate::build::Backends::from_config(&target.loaded)?;
-    let qv = backends
-        .embedder
-        .embed(&[args.question.as_str()])
-        .map_err(|e| crate::error::BuildError::Embed(e.to_string()))?
-        .remove(0);
-    let nav = crate::serve::navigator::Navigator::new(&a);
-    let r = nav.navigate(&args.question, &qv, &nav_params(&args.nav, args.fallback));
-    if args.json {
-        println!("{}", serde_json::to_string(&r)?);
-    } else {
-        println!(
-            "{}",
-            if r.answer.is_empty() {
-                "(no sentence of the fetched documents matches the question)"
-            } else {
-                &r.answer
-            }
-        );
-        println!(
-            "\nsources: {}",
-            r.ids
-                .iter()
-                .take(3)
-                .map(|i| format!("`{i}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        println!("path: {}", r.path.join(" → "));
-    }
-    progress.status(
-        "Read",
-        &format!(
-            "{} navigation bytes, {} document bytes in {:.2}s",
-            r.nav_bytes,
-            r.doc_bytes,
-            clock.elapsed().as_secs_f64()
-        ),
-    );
-    Ok(EXIT_OK)
 }
 
 pub fn eval_cmd(args: &crate::cli::EvalArgs, progress: &Progress) -> Result<u8, Error> {
@@ -433,9 +374,7 @@ pub fn eval_cmd(args: &crate::cli::EvalArgs, progress: &Progress) -> Result<u8, 
             path: None,
         },
     };
-    for s in &args.set {
-        loaded.config.apply_set(s)?;
-    }
+    loaded.config.apply_sets(&args.set)?;
     let data = cwd.join(&args.data);
     for f in ["corpus.jsonl", "queries.jsonl"] {
         if !data.join(f).is_file() {
@@ -462,13 +401,13 @@ pub fn eval_cmd(args: &crate::cli::EvalArgs, progress: &Progress) -> Result<u8, 
     };
     if let Some(bad) = methods
         .iter()
-        .find(|m| !crate::eval::METHODS.contains(&m.as_str()))
+        .find(|m| !crate::eval::ALL_METHODS.contains(&m.as_str()))
     {
         return Err(Error::Config(crate::error::ConfigError::Invalid {
             field: "--methods".into(),
             message: format!(
                 "unknown method `{bad}`; choose from {}",
-                crate::eval::METHODS.join(", ")
+                crate::eval::ALL_METHODS.join(", ")
             ),
         }));
     }

@@ -22,6 +22,7 @@ pub struct Config {
     pub kmeans: KmeansConfig,
     pub cache: CacheConfig,
     pub incremental: IncrementalConfig,
+    pub agent: AgentConfig,
 }
 
 /// The durable memo.
@@ -259,6 +260,9 @@ impl Config {
             .collect();
         c.output = OutputConfig::default();
         c.cache = CacheConfig::default();
+        // Serve-phase settings do not shape the output.
+        c.agent = AgentConfig::default();
+        c.llm.stages.remove("agent");
         let json = serde_json::to_vec(&c).expect("config serializes");
         blake3::hash(&json).to_hex()[..16].to_string()
     }
@@ -270,8 +274,9 @@ impl Config {
         blake3::hash(&json).to_hex()[..16].to_string()
     }
 
-    /// Applies one `key=value` override. `key` is dotted (`tree.p`) or a bare knob (`p`).
-    pub fn apply_set(&mut self, arg: &str) -> Result<(), ConfigError> {
+    /// Applies one `key=value` override without validating. `key` is dotted (`tree.p`) or a
+    /// bare knob (`p`).
+    fn set_unchecked(&mut self, arg: &str) -> Result<(), ConfigError> {
         let err = |message: String| ConfigError::Set {
             arg: arg.to_string(),
             message,
@@ -295,7 +300,26 @@ impl Config {
         sect.insert(leaf.clone(), value);
         let text = toml::to_string(&table).map_err(|e| err(e.to_string()))?;
         let next: Config = toml::from_str(&text).map_err(|e| err(first_line(&e.to_string())))?;
-        next.validate().map_err(|e| err(e.to_string()))?;
+        *self = next;
+        Ok(())
+    }
+
+    /// Applies one `key=value` override and validates the result.
+    pub fn apply_set(&mut self, arg: &str) -> Result<(), ConfigError> {
+        self.apply_sets(&[arg.to_string()])
+    }
+
+    /// Applies every override, then validates once (so `--set llm.backend=openai --set
+    /// llm.base_url=...` works in either order).
+    pub fn apply_sets(&mut self, args: &[String]) -> Result<(), ConfigError> {
+        let mut next = self.clone();
+        for a in args {
+            next.set_unchecked(a)?;
+        }
+        next.validate().map_err(|e| ConfigError::Set {
+            arg: args.join(" --set "),
+            message: e.to_string(),
+        })?;
         *self = next;
         Ok(())
     }

@@ -27,6 +27,7 @@ pub mod records;
 pub mod retrieval;
 pub mod rng;
 pub mod serve;
+pub mod serve_cmd;
 pub mod stage;
 pub mod text;
 pub mod tree;
@@ -53,7 +54,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Watch(args) => watch::watch_cmd(args, &progress),
         Command::Clean(args) => commands::clean_cmd(args, &progress),
         Command::Cache { action } => commands::cache_cmd(action, &progress),
-        Command::Ask(args) => commands::ask_cmd(args, &progress),
+        Command::Ask(args) => serve_cmd::ask_cmd(args, &progress),
+        Command::Mcp(args) => serve_cmd::mcp_cmd(args),
         Command::Eval(args) => commands::eval_cmd(args, &progress),
     };
     match result {

@@ -16,12 +16,22 @@ use crate::embed::Embedder;
 use crate::error::BuildError;
 use crate::progress::Progress;
 use crate::retrieval::{Bm25, dense_scores, rrf, top_k};
+use crate::serve::agent::Agent;
 use crate::serve::navigator::{NavParams, Navigator, extractive_answer};
 use bootstrap::{Comparison, paired_bootstrap};
 use metrics::{exact_match, hit_at, mrr_at, ndcg_at, recall_at, token_f1};
 
 /// Every method `c2s eval` knows.
 pub const METHODS: &[&str] = &["navigator", "navigator+fallback", "bm25", "dense", "hybrid"];
+/// Every method `--methods` accepts: the defaults plus `agent` (the LLM agent; needs `[llm]`).
+pub const ALL_METHODS: &[&str] = &[
+    "navigator",
+    "navigator+fallback",
+    "bm25",
+    "dense",
+    "hybrid",
+    "agent",
+];
 const FLAT: &[&str] = &["bm25", "dense", "hybrid"];
 /// The metrics, in table order.
 pub const METRICS: &[&str] = &["recall@5", "hit@5", "mrr@10", "ndcg@10"];
@@ -132,7 +142,19 @@ pub fn run(
         "Evaluating",
         &format!("{} queries × {} methods", queries.len(), opts.methods.len()),
     );
-    let ctx = Context::new(&a, embedder, opts.nav);
+    let agent = match opts.methods.iter().any(|m| m == "agent") {
+        true => Some(
+            Agent::new(
+                &opts.loaded.config.llm,
+                &opts.out_dir,
+                opts.loaded.config.agent.max_turns,
+            )
+            .map_err(BuildError::Llm)?,
+        ),
+        false => None,
+    };
+    let mut ctx = Context::new(&a, embedder, opts.nav);
+    ctx.agent = agent.as_ref();
     let mut results = Vec::new();
     for q in &queries {
         let gold = ctx.canonical_gold(&q.gold_ids);
@@ -141,7 +163,7 @@ pub fn run(
             .map_err(|e| BuildError::Embed(e.to_string()))?
             .remove(0);
         for m in &opts.methods {
-            results.push(ctx.run_method(m, q, &qv, &gold));
+            results.push(ctx.run_method(m, q, &qv, &gold)?);
         }
     }
     let summaries = summarize(&results, &opts.methods);
@@ -168,6 +190,7 @@ struct Context<'a> {
     text_bm25: Bm25,
     alias: HashMap<String, String>,
     top_skill: HashMap<String, String>,
+    agent: Option<&'a Agent>,
 }
 
 impl<'a> Context<'a> {
@@ -197,6 +220,7 @@ impl<'a> Context<'a> {
             text_bm25: Bm25::new(&texts),
             alias,
             top_skill,
+            agent: None,
         }
     }
 
@@ -215,9 +239,32 @@ impl<'a> Context<'a> {
         idx.iter().map(|&d| self.a.docs[d].id.clone()).collect()
     }
 
-    fn run_method(&self, method: &str, q: &Query, qv: &[f32], gold: &[String]) -> QueryResult {
+    fn run_method(
+        &self,
+        method: &str,
+        q: &Query,
+        qv: &[f32],
+        gold: &[String],
+    ) -> Result<QueryResult, BuildError> {
         let clock = Instant::now();
+        let mut extra = BTreeMap::new();
         let (ids, answer, bytes, routed, path) = match method {
+            "agent" => {
+                let agent = self.agent.expect("the agent is opened when asked for");
+                let r = agent.ask(&q.question).map_err(BuildError::Llm)?;
+                extra.insert("turns".to_string(), r.turns as f64);
+                extra.insert("input_tokens".to_string(), r.input_tokens as f64);
+                extra.insert("output_tokens".to_string(), r.output_tokens as f64);
+                extra.insert("docs_fetched".to_string(), r.fetched.len() as f64);
+                let mut ids = r.cited.clone();
+                ids.extend(r.fetched.iter().filter(|f| !r.cited.contains(f)).cloned());
+                let path = r
+                    .trace
+                    .iter()
+                    .filter_map(|t| Some(format!("{}({})", t.tool.as_ref()?, t.args.as_ref()?)))
+                    .collect();
+                (ids, Some(r.answer), r.bytes_read, None, path)
+            }
             "navigator" | "navigator+fallback" => {
                 let p = NavParams {
                     fallback: method.ends_with("fallback"),
@@ -263,7 +310,8 @@ impl<'a> Context<'a> {
             m.insert("token_f1".into(), token_f1(pred, gold_answer));
             m.insert("exact_match".into(), exact_match(pred, gold_answer));
         }
-        QueryResult {
+        m.extend(extra);
+        Ok(QueryResult {
             query: q.id.clone(),
             method: method.to_string(),
             ids,
@@ -273,7 +321,7 @@ impl<'a> Context<'a> {
             seconds: clock.elapsed().as_secs_f64(),
             routed,
             path,
-        }
+        })
     }
 
     fn flat(&self, method: &str, question: &str, qv: &[f32]) -> Vec<usize> {
@@ -391,6 +439,16 @@ pub fn render_table(r: &Report) -> String {
                 .map_or("–".to_string(), |v| format!("{v:.3}")),
             sum.bytes_per_query,
             sum.ms_per_query
+        ));
+    }
+    if let Some(a) = r.summaries.get("agent") {
+        let g = |k: &str| a.means.get(k).copied().unwrap_or(0.0);
+        s.push_str(&format!(
+            "\nagent: {:.1} turns, {:.1} documents fetched, {:.0} input + {:.0} output tokens per query\n",
+            g("turns"),
+            g("docs_fetched"),
+            g("input_tokens"),
+            g("output_tokens")
         ));
     }
     if !r.comparisons.is_empty() {

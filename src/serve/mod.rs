@@ -1,3 +1,7 @@
-//! Serving a compiled tree: the offline navigator (beam search over the skill tree).
+//! Serving a compiled tree: the offline navigator (beam search over the skill tree), the LLM
+//! agent with its sandboxed tools, and the MCP server.
 
+pub mod agent;
+pub mod mcp;
 pub mod navigator;
+pub mod tools;

@@ -48,6 +48,9 @@ impl Request {
         if let Some(s) = self.body["system"].as_str() {
             return s.to_string();
         }
+        if let Some(blocks) = self.body["system"].as_array() {
+            return blocks.iter().filter_map(|b| b["text"].as_str()).collect();
+        }
         self.body["messages"][0]["content"]
             .as_str()
             .unwrap_or("")
@@ -81,6 +84,8 @@ impl Request {
             "tags"
         } else if s.contains("review how documents were grouped") {
             "repartition"
+        } else if s.contains("compiled into a tree of skills") {
+            "agent"
         } else {
             "other"
         }
@@ -92,6 +97,8 @@ struct State {
     requests: Vec<Request>,
     /// Faults per stage, consumed in order.
     faults: Vec<(&'static str, VecDeque<Fault>)>,
+    /// Scripted raw answers (whole response bodies) per stage, consumed in order.
+    scripts: Vec<(&'static str, VecDeque<Value>)>,
     /// Fixed delay before every answer.
     latency: Duration,
 }
@@ -132,6 +139,15 @@ impl Server {
             .push((stage, faults.into()));
     }
 
+    /// Queues whole response bodies for the next requests of one stage.
+    pub fn script(&self, stage: &'static str, bodies: Vec<Value>) {
+        self.state
+            .lock()
+            .unwrap()
+            .scripts
+            .push((stage, bodies.into()));
+    }
+
     pub fn set_latency(&self, d: Duration) {
         self.state.lock().unwrap().latency = d;
     }
@@ -156,18 +172,29 @@ impl Server {
                 return;
             };
             let stage = req.stage();
-            let (fault, latency) = {
+            let (fault, latency, scripted_body) = {
                 let mut st = self.state.lock().unwrap();
                 st.requests.push(req.clone());
+                let body = st
+                    .scripts
+                    .iter_mut()
+                    .find(|(s, q)| *s == stage && !q.is_empty())
+                    .and_then(|(_, q)| q.pop_front());
                 let f = st
                     .faults
                     .iter_mut()
                     .find(|(s, q)| *s == stage && !q.is_empty())
                     .and_then(|(_, q)| q.pop_front());
-                (f, st.latency)
+                (f, st.latency, body)
             };
             std::thread::sleep(latency);
             let keep = match fault {
+                None if scripted_body.is_some() => respond(
+                    &mut out,
+                    200,
+                    &[],
+                    &scripted_body.unwrap_or_default().to_string(),
+                ),
                 None => respond(&mut out, 200, &[], &answer(&req, false).to_string()),
                 Some(Fault::Slow(d)) => {
                     std::thread::sleep(d);

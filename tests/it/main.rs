@@ -16,4 +16,5 @@ mod invariants;
 mod llm;
 mod llm_server;
 mod onnx;
+mod serve;
 mod watch;

@@ -1,0 +1,319 @@
+//! The agent's read-only tools over a compiled output (`ls`, `cat`, `grep`, `get_document`),
+//! confined to the output root: no `..`, absolute paths, symlinks out, NUL bytes or long paths.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::{Value, json};
+
+/// Bytes `cat` returns before cutting with a notice.
+pub const CAT_MAX_BYTES: usize = 16 * 1024;
+/// Characters of a document `get_document` returns before cutting with a notice.
+pub const DOC_MAX_CHARS: usize = 24 * 1024;
+/// Lines `grep` returns, and files it reads.
+pub const GREP_MAX_LINES: usize = 100;
+pub const GREP_MAX_FILES: usize = 5000;
+/// Compiled-regex size cap: a pattern that blows up is refused.
+pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
+const MAX_PATH_BYTES: usize = 1024;
+
+/// A refused or failed tool call; the text goes back to the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ToolError(pub String);
+
+/// The tools, bound to one output folder.
+pub struct Tools {
+    root: PathBuf,
+    docs: BTreeMap<String, (String, String)>,
+}
+
+/// The tools' JSON schemas: `(name, description, parameters)`.
+pub fn specs() -> Vec<(&'static str, &'static str, Value)> {
+    vec![
+        (
+            "ls",
+            "List a folder of the skill tree (default: the root).",
+            json!({"type": "object", "properties": {"path": {"type": "string", "description": "folder relative to the root, e.g. skills/skill-00-billing"}}}),
+        ),
+        (
+            "cat",
+            "Read a SKILL.md or INDEX.md navigation file (capped; long files are cut with a notice).",
+            json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        ),
+        (
+            "grep",
+            "Search navigation files with a regular expression; returns path:line: text.",
+            json!({"type": "object", "properties": {"pattern": {"type": "string"}, "path": {"type": "string", "description": "file or folder (default: all)"}, "ignore_case": {"type": "boolean"}}, "required": ["pattern"]}),
+        ),
+        (
+            "get_document",
+            "Fetch a full document by its id (or a unique prefix of it). Only fetched documents may support claims in the answer.",
+            json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}),
+        ),
+    ]
+}
+
+impl Tools {
+    /// Opens an output folder (it must hold `documents.json`).
+    pub fn open(root: &Path) -> Result<Tools, ToolError> {
+        let root = root
+            .canonicalize()
+            .map_err(|e| ToolError(format!("output {}: {e}", root.display())))?;
+        let raw = std::fs::read(root.join("documents.json")).map_err(|e| {
+            ToolError(format!(
+                "{}: {e}; build the corpus first (`c2s build`)",
+                root.join("documents.json").display()
+            ))
+        })?;
+        let v: Value =
+            serde_json::from_slice(&raw).map_err(|e| ToolError(format!("documents.json: {e}")))?;
+        let docs = v
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .map(|(id, d)| {
+                        let title = d["title"].as_str().unwrap_or_default().to_string();
+                        let text = d["text"].as_str().unwrap_or_default().to_string();
+                        (id.clone(), (title, text))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Tools { root, docs })
+    }
+
+    /// Runs one tool by name with JSON arguments.
+    pub fn call(&self, name: &str, args: &Value) -> Result<String, ToolError> {
+        let s = |k: &str| args.get(k).and_then(Value::as_str);
+        match name {
+            "ls" => self.ls(s("path").unwrap_or("")),
+            "cat" => self.cat(s("path").ok_or_else(|| ToolError("cat needs `path`".into()))?),
+            "grep" => self.grep(
+                s("pattern").ok_or_else(|| ToolError("grep needs `pattern`".into()))?,
+                s("path").unwrap_or(""),
+                args.get("ignore_case")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+            ),
+            "get_document" => self
+                .get_document(s("id").ok_or_else(|| ToolError("get_document needs `id`".into()))?),
+            other => Err(ToolError(format!(
+                "unknown tool `{other}`; use ls, cat, grep or get_document"
+            ))),
+        }
+    }
+
+    /// Resolves a user path inside the root, refusing every way out.
+    pub fn resolve(&self, rel: &str) -> Result<PathBuf, ToolError> {
+        let refuse = |why: &str| Err(ToolError(format!("refused path {rel:?}: {why}")));
+        if rel.len() > MAX_PATH_BYTES {
+            return refuse("too long");
+        }
+        if rel.contains('\0') {
+            return refuse("contains a NUL byte");
+        }
+        let p = Path::new(rel);
+        if p.is_absolute() || rel.starts_with('~') || rel.starts_with('\\') {
+            return refuse("paths are relative to the output root");
+        }
+        for c in p.components() {
+            match c {
+                Component::Normal(part) if part.len() <= 255 => {}
+                Component::CurDir => {}
+                Component::ParentDir => return refuse("`..` is not allowed"),
+                _ => return refuse("not a plain relative path"),
+            }
+        }
+        let joined = self.root.join(p);
+        let real = joined
+            .canonicalize()
+            .map_err(|_| ToolError(format!("no such file or folder: {rel:?}")))?;
+        if !real.starts_with(&self.root) {
+            return refuse("it leads outside the output (symlink)");
+        }
+        Ok(real)
+    }
+
+    fn display(&self, p: &Path) -> String {
+        p.strip_prefix(&self.root)
+            .map(|r| r.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    pub fn ls(&self, rel: &str) -> Result<String, ToolError> {
+        let dir = self.resolve(rel)?;
+        if !dir.is_dir() {
+            return Err(ToolError(format!("{rel:?} is a file; use cat")));
+        }
+        let mut entries: Vec<String> = std::fs::read_dir(&dir)
+            .map_err(|e| ToolError(format!("{rel:?}: {e}")))?
+            .filter_map(Result::ok)
+            .map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if e.path().is_dir() {
+                    format!("{name}/")
+                } else {
+                    name
+                }
+            })
+            .collect();
+        entries.sort();
+        Ok(entries.join("\n"))
+    }
+
+    pub fn cat(&self, rel: &str) -> Result<String, ToolError> {
+        let f = self.resolve(rel)?;
+        if f.is_dir() {
+            return Err(ToolError(format!("{rel:?} is a folder; use ls")));
+        }
+        if f.file_name().is_some_and(|n| n == "documents.json") {
+            return Err(ToolError(
+                "documents.json is large; fetch documents with get_document".into(),
+            ));
+        }
+        let bytes = std::fs::read(&f).map_err(|e| ToolError(format!("{rel:?}: {e}")))?;
+        let text = String::from_utf8_lossy(&bytes);
+        if text.len() <= CAT_MAX_BYTES {
+            return Ok(text.into_owned());
+        }
+        let cut = floor_char(&text, CAT_MAX_BYTES);
+        Ok(format!(
+            "{}\n[truncated: showing {cut} of {} bytes]",
+            &text[..cut],
+            text.len()
+        ))
+    }
+
+    pub fn grep(&self, pattern: &str, rel: &str, ignore_case: bool) -> Result<String, ToolError> {
+        let re = regex::RegexBuilder::new(pattern)
+            .case_insensitive(ignore_case)
+            .size_limit(REGEX_SIZE_LIMIT)
+            .dfa_size_limit(REGEX_SIZE_LIMIT)
+            .build()
+            .map_err(|e| ToolError(format!("bad pattern: {}", first_line(&e.to_string()))))?;
+        let start = self.resolve(rel)?;
+        let mut files = Vec::new();
+        collect_files(&start, &mut files, GREP_MAX_FILES);
+        files.sort();
+        let mut out = Vec::new();
+        let mut more = false;
+        for f in files {
+            let name = f
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if name == "documents.json" || name == "c2s.lock" {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&f) else {
+                continue;
+            };
+            for (n, line) in text.lines().enumerate() {
+                if re.is_match(line) {
+                    if out.len() == GREP_MAX_LINES {
+                        more = true;
+                        break;
+                    }
+                    out.push(format!(
+                        "{}:{}: {}",
+                        self.display(&f),
+                        n + 1,
+                        clip(line, 300)
+                    ));
+                }
+            }
+        }
+        if out.is_empty() {
+            return Ok("no matches".into());
+        }
+        if more {
+            out.push(format!(
+                "[more matches cut after {GREP_MAX_LINES} lines; narrow the pattern or path]"
+            ));
+        }
+        Ok(out.join("\n"))
+    }
+
+    /// Exact id, else a unique prefix (or an alias-free case-insensitive match), else the
+    /// closest ids.
+    pub fn get_document(&self, id: &str) -> Result<String, ToolError> {
+        let id = id.trim().trim_matches('`');
+        let found = self.docs.get_key_value(id).or_else(|| {
+            let hits: Vec<_> = self
+                .docs
+                .range(id.to_string()..)
+                .take_while(|(k, _)| k.starts_with(id))
+                .collect();
+            (hits.len() == 1 && !id.is_empty()).then(|| hits[0])
+        });
+        let Some((key, (title, text))) = found else {
+            return Err(ToolError(format!(
+                "no document with id {id:?}; close ids: {}",
+                self.close_ids(id).join(", ")
+            )));
+        };
+        let body = if text.chars().count() > DOC_MAX_CHARS {
+            let cut = floor_char(text, DOC_MAX_CHARS);
+            format!(
+                "{}\n[truncated: showing {cut} of {} bytes]",
+                &text[..cut],
+                text.len()
+            )
+        } else {
+            text.clone()
+        };
+        Ok(format!("id: {key}\ntitle: {title}\n\n{body}"))
+    }
+
+    /// Whether a document id exists (exactly).
+    pub fn has_document(&self, id: &str) -> bool {
+        self.docs.contains_key(id)
+    }
+
+    /// Up to 5 ids sharing the longest prefix with `id`.
+    fn close_ids(&self, id: &str) -> Vec<String> {
+        let common = |k: &str| {
+            k.chars()
+                .zip(id.chars())
+                .take_while(|(a, b)| a == b)
+                .count()
+        };
+        let mut all: Vec<(usize, &String)> = self.docs.keys().map(|k| (common(k), k)).collect();
+        all.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        all.into_iter().take(5).map(|(_, k)| k.clone()).collect()
+    }
+}
+
+fn collect_files(p: &Path, out: &mut Vec<PathBuf>, max: usize) {
+    if out.len() >= max {
+        return;
+    }
+    // Symlinks are not followed: the tree c2s writes has none.
+    let Ok(meta) = std::fs::symlink_metadata(p) else {
+        return;
+    };
+    if meta.is_file() {
+        out.push(p.to_path_buf());
+    } else if meta.is_dir() {
+        let Ok(rd) = std::fs::read_dir(p) else { return };
+        for e in rd.flatten() {
+            collect_files(&e.path(), out, max);
+        }
+    }
+}
+
+fn floor_char(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn clip(s: &str, n: usize) -> &str {
+    &s[..floor_char(s, n.min(s.len()))]
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().find(|l| !l.trim().is_empty()).unwrap_or(s)
+}

@@ -1,0 +1,520 @@
+//! The serve phase: sandboxed tools (escape attempts), the agent loop against the loopback
+//! server for both APIs, `c2s mcp` with a real client handshake, and the agent in `c2s eval`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use c2s::serve::tools::Tools;
+use serde_json::{Value, json};
+
+use crate::common::{build_example, files, repo};
+use crate::llm_server::Server;
+
+fn first_skill(out: &Path) -> String {
+    let mut skills: Vec<String> = std::fs::read_dir(out.join("skills"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("skill-"))
+        .collect();
+    skills.sort();
+    skills[0].clone()
+}
+
+fn first_doc(out: &Path) -> String {
+    let docs: Value =
+        serde_json::from_slice(&std::fs::read(out.join("documents.json")).unwrap()).unwrap();
+    docs.as_object().unwrap().keys().next().unwrap().clone()
+}
+
+#[test]
+fn no_tool_reaches_outside_the_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, _) = build_example(tmp.path());
+    std::fs::write(tmp.path().join("secret.txt"), "TOP SECRET").unwrap();
+    std::os::unix::fs::symlink(tmp.path(), out.join("skills/escape-dir")).unwrap();
+    std::os::unix::fs::symlink(tmp.path().join("secret.txt"), out.join("secret-link.md")).unwrap();
+    let before: Vec<(String, Vec<u8>)> = files(&out)
+        .into_iter()
+        .filter(|f| !f.contains("escape-dir") && !f.contains("secret-link"))
+        .map(|f| (f.clone(), std::fs::read(out.join(&f)).unwrap()))
+        .collect();
+    let tools = Tools::open(&out).unwrap();
+    let long = "a/".repeat(600);
+    let attempts: Vec<String> = vec![
+        "..".into(),
+        "../".into(),
+        "../secret.txt".into(),
+        "../../etc/passwd".into(),
+        "skills/../../secret.txt".into(),
+        "./../secret.txt".into(),
+        "skills/./../../secret.txt".into(),
+        "/etc/passwd".into(),
+        "/".into(),
+        tmp.path().join("secret.txt").display().to_string(),
+        "~/secret.txt".into(),
+        "%2e%2e/secret.txt".into(),
+        "..%2fsecret.txt".into(),
+        "skills/%2e%2e/%2e%2e/secret.txt".into(),
+        "skills/escape-dir/secret.txt".into(),
+        "skills/escape-dir".into(),
+        "secret-link.md".into(),
+        "skills\0/../../secret.txt".into(),
+        "secret.txt\0.md".into(),
+        long,
+        "x".repeat(300),
+        "\\..\\secret.txt".into(),
+        "....//....//secret.txt".into(),
+        "file:///etc/passwd".into(),
+    ];
+    assert!(attempts.len() >= 20);
+    for a in &attempts {
+        for (tool, args) in [
+            ("cat", json!({"path": a})),
+            ("ls", json!({"path": a})),
+            ("grep", json!({"pattern": "SECRET", "path": a})),
+        ] {
+            match tools.call(tool, &args) {
+                Err(_) => {}
+                Ok(text) => panic!("{tool} {a:?} was not refused: {text:.200}"),
+            }
+        }
+        assert!(
+            tools.call("get_document", &json!({"id": a})).is_err(),
+            "get_document {a:?}"
+        );
+    }
+    // A recursive grep from the root does not follow the symlinks out.
+    let all = tools
+        .call("grep", &json!({"pattern": "TOP SECRET"}))
+        .unwrap();
+    assert_eq!(all, "no matches");
+    // Patterns that blow up are refused, not run.
+    for p in ["a{1000}{1000}", "((a{100}){100}){100}", "(", "[z-a]"] {
+        assert!(
+            tools.call("grep", &json!({"pattern": p})).is_err(),
+            "pattern {p:?}"
+        );
+    }
+    // What is allowed works, and nothing was changed.
+    let skill = first_skill(&out);
+    assert!(tools.call("ls", &json!({})).unwrap().contains("skills/"));
+    assert!(
+        tools
+            .call("cat", &json!({"path": format!("skills/{skill}/SKILL.md")}))
+            .unwrap()
+            .starts_with("---")
+    );
+    let hits = tools
+        .call(
+            "grep",
+            &json!({"pattern": "^name:", "path": "skills", "ignore_case": true}),
+        )
+        .unwrap();
+    assert!(
+        hits.contains(&format!("skills/{skill}/SKILL.md:2: name: {skill}")),
+        "{hits}"
+    );
+    let id = first_doc(&out);
+    assert!(
+        tools
+            .call("get_document", &json!({"id": &id[..6]}))
+            .unwrap()
+            .starts_with(&format!("id: {id}"))
+    );
+    let miss = tools
+        .call("get_document", &json!({"id": format!("{}zz", &id[..4])}))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        miss.contains("close ids") && miss.contains(&id[..4]),
+        "{miss}"
+    );
+    let after: Vec<(String, Vec<u8>)> = before
+        .iter()
+        .map(|(f, _)| (f.clone(), std::fs::read(out.join(f)).unwrap()))
+        .collect();
+    assert_eq!(before, after, "tools have no side effects");
+}
+
+type ToolsReply = fn(&[(&str, Value)]) -> Value;
+type TextReply = fn(&str) -> Value;
+
+/// An OpenAI chat answer with tool calls.
+fn oa_tools(calls: &[(&str, Value)]) -> Value {
+    let tc: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (n, a))| json!({"id": format!("call_{i}"), "type": "function", "function": {"name": n, "arguments": a.to_string()}}))
+        .collect();
+    json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": tc}}], "usage": {"prompt_tokens": 100, "completion_tokens": 10}})
+}
+
+fn oa_text(text: &str) -> Value {
+    json!({"choices": [{"message": {"role": "assistant", "content": text}}], "usage": {"prompt_tokens": 120, "completion_tokens": 20}})
+}
+
+fn an_tools(calls: &[(&str, Value)]) -> Value {
+    let blocks: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (n, a))| json!({"type": "tool_use", "id": format!("toolu_{i}"), "name": n, "input": a}))
+        .collect();
+    json!({"content": blocks, "stop_reason": "tool_use", "usage": {"input_tokens": 100, "output_tokens": 10}})
+}
+
+fn an_text(text: &str) -> Value {
+    json!({"content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "usage": {"input_tokens": 120, "output_tokens": 20}})
+}
+
+fn ask(
+    out: &Path,
+    server: &Server,
+    backend: &str,
+    extra: &[&str],
+    trace: &Path,
+) -> std::process::Output {
+    let base = if backend == "anthropic" {
+        server.url.clone()
+    } else {
+        format!("{}/v1", server.url)
+    };
+    let mut args: Vec<String> = vec![
+        "ask".into(),
+        "How do I deploy?".into(),
+        "--out".into(),
+        out.display().to_string(),
+        "--trace".into(),
+        trace.display().to_string(),
+    ];
+    for s in [
+        format!("llm.backend={backend:?}"),
+        format!("llm.base_url={base:?}"),
+        "llm.model=\"m\"".into(),
+        "llm.limits.backoff_s=0.01".into(),
+    ]
+    .into_iter()
+    .chain(extra.iter().map(|s| s.to_string()))
+    {
+        args.push("--set".into());
+        args.push(s);
+    }
+    Command::new(env!("CARGO_BIN_EXE_c2s"))
+        .args(&args)
+        .current_dir(repo())
+        .output()
+        .unwrap()
+}
+
+fn tool_sequence(trace: &Path) -> (Vec<String>, Value) {
+    let t: Value = serde_json::from_slice(&std::fs::read(trace).unwrap()).unwrap();
+    let seq = t["trace"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "tool")
+        .map(|e| e["tool"].as_str().unwrap().to_string())
+        .collect();
+    (seq, t)
+}
+
+fn agent_round_trip(backend: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, _) = build_example(tmp.path());
+    let skill = first_skill(&out);
+    let id = first_doc(&out);
+    let server = Server::start();
+    let (tools, text): (ToolsReply, TextReply) = if backend == "anthropic" {
+        (an_tools, an_text)
+    } else {
+        (oa_tools, oa_text)
+    };
+    server.script(
+        "agent",
+        vec![
+            tools(&[("ls", json!({"path": "skills"}))]),
+            tools(&[
+                ("cat", json!({"path": format!("skills/{skill}/SKILL.md")})),
+                ("cat", json!({"path": "../secret"})),
+            ]),
+            tools(&[("get_document", json!({"id": id}))]),
+            text(&format!("Deploy with the CLI [{id}].")),
+        ],
+    );
+    let trace = tmp.path().join("trace.json");
+    let o = ask(&out, &server, backend, &[], &trace);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("Deploy with the CLI") && stdout.contains(&format!("sources: `{id}`")),
+        "{stdout}"
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("4 turns") && stderr.contains("tokens"),
+        "{stderr}"
+    );
+    let (seq, t) = tool_sequence(&trace);
+    assert_eq!(seq, ["ls", "cat", "cat", "get_document"]);
+    assert_eq!(t["cited"], json!([id]));
+    assert_eq!(t["stopped"], "answered");
+    assert_eq!(t["input_tokens"], 100 * 3 + 120);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4);
+    let first = &reqs[0];
+    assert!(first.system().contains("Grounding rule") && first.system().contains("get_document"));
+    // The opening context is the skill list only: names and descriptions, no document rows.
+    let opening = first.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .unwrap();
+    let opening = opening["content"].as_str().unwrap();
+    assert!(
+        opening.contains(&skill) && !opening.contains(&id),
+        "{opening}"
+    );
+    // The refused escape went back to the model as an error result.
+    let last = reqs[3].body.to_string();
+    assert!(last.contains("refused path"), "{last}");
+    if backend == "anthropic" {
+        assert_eq!(
+            first.body["system"][0]["cache_control"]["type"],
+            "ephemeral"
+        );
+        let tools = first.body["tools"].as_array().unwrap();
+        assert_eq!(tools.last().unwrap()["cache_control"]["type"], "ephemeral");
+        assert!(last.contains("tool_result"));
+    } else {
+        assert_eq!(first.body["tools"][0]["type"], "function");
+        assert!(
+            reqs[1].body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| m["role"] == "tool")
+        );
+    }
+}
+
+#[test]
+fn openai_agent_navigates_fetches_and_cites() {
+    agent_round_trip("openai");
+}
+
+#[test]
+fn anthropic_agent_navigates_fetches_and_cites() {
+    agent_round_trip("anthropic");
+}
+
+#[test]
+fn the_turn_budget_stops_the_agent_and_a_silent_model_is_nudged_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, _) = build_example(tmp.path());
+    let server = Server::start();
+    server.script(
+        "agent",
+        (0..10).map(|_| oa_tools(&[("ls", json!({}))])).collect(),
+    );
+    let trace = tmp.path().join("t.json");
+    let o = ask(&out, &server, "openai", &["agent.max_turns=3"], &trace);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (seq, t) = tool_sequence(&trace);
+    assert_eq!(
+        (seq.len(), t["turns"].as_u64(), t["stopped"].as_str()),
+        (3, Some(3), Some("budget"))
+    );
+    assert_eq!(server.requests().len(), 3);
+
+    let server = Server::start();
+    server.script(
+        "agent",
+        vec![oa_text(""), oa_text(""), oa_text("never reached")],
+    );
+    let o = ask(&out, &server, "openai", &[], &trace);
+    assert!(o.status.success());
+    let (_, t) = tool_sequence(&trace);
+    assert_eq!(t["stopped"], "no_answer");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2, "one nudge, then stop");
+    assert!(
+        reqs[1]
+            .body
+            .to_string()
+            .contains("You stopped without calling a tool")
+    );
+}
+
+fn rpc(stdin: &mut impl Write, stdout: &mut impl BufRead, msg: Value) -> Value {
+    writeln!(stdin, "{msg}").unwrap();
+    stdin.flush().unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+}
+
+#[test]
+fn mcp_server_handshake_lists_and_calls_tools() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, _) = build_example(tmp.path());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_c2s"))
+        .args(["mcp", "--out", out.to_str().unwrap()])
+        .current_dir(repo())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let init = rpc(
+        &mut stdin,
+        &mut stdout,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}),
+    );
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(init["result"]["serverInfo"]["name"], "c2s");
+    assert!(init["result"]["capabilities"]["tools"].is_object());
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    )
+    .unwrap();
+    let list = rpc(
+        &mut stdin,
+        &mut stdout,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    );
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["ls", "cat", "grep", "get_document"]);
+    assert!(list["result"]["tools"][1]["inputSchema"]["required"].is_array());
+    let id = first_doc(&out);
+    let doc = rpc(
+        &mut stdin,
+        &mut stdout,
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "get_document", "arguments": {"id": id}}}),
+    );
+    assert_eq!(doc["result"]["isError"], false);
+    assert!(
+        doc["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("id: {id}"))
+    );
+    let bad = rpc(
+        &mut stdin,
+        &mut stdout,
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": "cat", "arguments": {"path": "../../etc/passwd"}}}),
+    );
+    assert_eq!(bad["result"]["isError"], true);
+    let res = rpc(
+        &mut stdin,
+        &mut stdout,
+        json!({"jsonrpc": "2.0", "id": 5, "method": "resources/list"}),
+    );
+    let uri = res["result"]["resources"][0]["uri"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(uri.starts_with("c2s://skills/") && uri.ends_with("/SKILL.md"));
+    let read = rpc(
+        &mut stdin,
+        &mut stdout,
+        json!({"jsonrpc": "2.0", "id": 6, "method": "resources/read", "params": {"uri": uri}}),
+    );
+    assert!(
+        read["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("---")
+    );
+    let unknown = rpc(
+        &mut stdin,
+        &mut stdout,
+        json!({"jsonrpc": "2.0", "id": 7, "method": "nope"}),
+    );
+    assert_eq!(unknown["error"]["code"], -32601);
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn eval_runs_the_agent_as_a_method() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data: PathBuf = tmp.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let corpus: String = (0..6)
+        .map(|i| json!({"id": format!("d{i}"), "title": format!("Topic {i}"), "text": format!("Topic {i} explains feature {i} in detail.")}).to_string() + "\n")
+        .collect();
+    std::fs::write(data.join("corpus.jsonl"), corpus).unwrap();
+    std::fs::write(
+        data.join("queries.jsonl"),
+        json!({"id": "q1", "question": "What does topic 2 explain?", "answer": "feature 2", "gold_ids": ["d2"]}).to_string() + "\n",
+    )
+    .unwrap();
+    let server = Server::start();
+    server.script(
+        "agent",
+        vec![
+            oa_tools(&[("get_document", json!({"id": "d2"}))]),
+            oa_text("It explains feature 2 [d2]."),
+        ],
+    );
+    let json_out = tmp.path().join("eval.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_c2s"))
+        .args([
+            "eval",
+            "--data",
+            data.to_str().unwrap(),
+            "--methods",
+            "agent,bm25",
+            "--json",
+            json_out.to_str().unwrap(),
+        ])
+        .args(["--out", tmp.path().join("tree").to_str().unwrap()])
+        .args([
+            "--set",
+            "llm.backend=\"openai\"",
+            "--set",
+            &format!("llm.base_url=\"{}/v1\"", server.url),
+            "--set",
+            "llm.model=\"m\"",
+        ])
+        .args([
+            "--set",
+            &format!(
+                "cache.path={:?}",
+                tmp.path().join("memo.sqlite").display().to_string()
+            ),
+        ])
+        .args(["--set", "llm.stages.card.model=\"m\""])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("| agent |") && stdout.contains("agent: 2.0 turns"),
+        "{stdout}"
+    );
+    let r: Value = serde_json::from_slice(&std::fs::read(json_out).unwrap()).unwrap();
+    let a = r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["method"] == "agent")
+        .unwrap();
+    assert_eq!(a["ids"], json!(["d2"]));
+    assert_eq!(a["metrics"]["recall@5"], 1.0);
+    assert!(a["metrics"]["token_f1"].as_f64().unwrap() > 0.5);
+    assert_eq!(a["metrics"]["docs_fetched"], 1.0);
+}
