@@ -67,6 +67,10 @@ pub struct NavArgs {
     /// Documents returned.
     #[arg(long, default_value_t = 10)]
     pub k: usize,
+    /// Weight of BM25 over document rows against dense similarity when ranking a leaf's
+    /// documents (default: 1.0 with the lexical hashed embedder, 0.5 with neural ones).
+    #[arg(long, value_name = "W")]
+    pub row_weight: Option<f32>,
 }
 
 #[derive(Debug, Args)]

@@ -13,7 +13,8 @@ use crate::serve::agent::Agent;
 
 pub fn ask_cmd(args: &AskArgs, progress: &Progress) -> Result<u8, Error> {
     let target = args.target.resolve()?;
-    if !args.offline && target.loaded.config.llm.backend != LlmBackendKind::Extractive {
+    let agent_llm = target.loaded.config.agent.llm(&target.loaded.config.llm);
+    if !args.offline && agent_llm.backend != LlmBackendKind::Extractive {
         return agent_ask(args, &target.loaded, &target.out_dir, progress);
     }
     let quiet = Progress::new(true);
@@ -44,7 +45,7 @@ pub fn ask_cmd(args: &AskArgs, progress: &Progress) -> Result<u8, Error> {
     let r = nav.navigate(
         &args.question,
         &qv,
-        &crate::commands::nav_params(&args.nav, args.fallback),
+        &crate::commands::nav_params(&args.nav, args.fallback, target.loaded.config.embed.backend),
     );
     if args.json {
         println!("{}", serde_json::to_string(&r)?);
@@ -88,8 +89,12 @@ fn agent_ask(
     progress: &Progress,
 ) -> Result<u8, Error> {
     require_output(out)?;
-    let agent = Agent::new(&loaded.config.llm, out, loaded.config.agent.max_turns)
-        .map_err(BuildError::Llm)?;
+    let agent = Agent::new(
+        &loaded.config.agent.llm(&loaded.config.llm),
+        out,
+        loaded.config.agent.max_turns,
+    )
+    .map_err(BuildError::Llm)?;
     let r = agent.ask(&args.question).map_err(BuildError::Llm)?;
     if let Some(path) = &args.trace {
         let json = serde_json::to_string_pretty(&r)?;

@@ -97,11 +97,43 @@ pub const LLM_STAGES: [&str; 5] = ["card", "summary", "label", "repartition", "t
 pub struct AgentConfig {
     /// Model calls per question before the agent must stop.
     pub max_turns: usize,
+    /// The agent's own endpoint, when it differs from `[llm]` (e.g. build with the offline
+    /// backend, serve with a model). Unset fields come from `[llm]`.
+    pub backend: Option<LlmBackendKind>,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key_env: Option<String>,
 }
 
 impl Default for AgentConfig {
     fn default() -> Self {
-        AgentConfig { max_turns: 20 }
+        AgentConfig {
+            max_turns: 20,
+            backend: None,
+            base_url: None,
+            model: None,
+            api_key_env: None,
+        }
+    }
+}
+
+impl AgentConfig {
+    /// The `[llm]` settings the agent runs with: `[llm]` overlaid with this section.
+    pub fn llm(&self, llm: &LlmConfig) -> LlmConfig {
+        let mut c = llm.clone();
+        if let Some(b) = self.backend {
+            c.backend = b;
+        }
+        for (dst, src) in [
+            (&mut c.base_url, &self.base_url),
+            (&mut c.model, &self.model),
+            (&mut c.api_key_env, &self.api_key_env),
+        ] {
+            if src.is_some() {
+                dst.clone_from(src);
+            }
+        }
+        c
     }
 }
 

@@ -145,7 +145,7 @@ pub fn run(
     let agent = match opts.methods.iter().any(|m| m == "agent") {
         true => Some(
             Agent::new(
-                &opts.loaded.config.llm,
+                &opts.loaded.config.agent.llm(&opts.loaded.config.llm),
                 &opts.out_dir,
                 opts.loaded.config.agent.max_turns,
             )
@@ -251,7 +251,19 @@ impl<'a> Context<'a> {
         let (ids, answer, bytes, routed, path) = match method {
             "agent" => {
                 let agent = self.agent.expect("the agent is opened when asked for");
-                let r = agent.ask(&q.question).map_err(BuildError::Llm)?;
+                // One failed question (a refused request, a context overflow) is recorded,
+                // not fatal to the whole evaluation.
+                let r = match agent.ask(&q.question) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        extra.insert("agent_error".to_string(), 1.0);
+                        crate::serve::agent::AgentAnswer {
+                            stopped: format!("error: {e}"),
+                            ..Default::default()
+                        }
+                    }
+                };
+                extra.entry("agent_error".to_string()).or_insert(0.0);
                 extra.insert("turns".to_string(), r.turns as f64);
                 extra.insert("input_tokens".to_string(), r.input_tokens as f64);
                 extra.insert("output_tokens".to_string(), r.output_tokens as f64);
@@ -425,7 +437,7 @@ pub fn render_table(r: &Report) -> String {
         let g = |k: &str| {
             sum.means
                 .get(k)
-                .map_or("–".to_string(), |v| format!("{v:.3}"))
+                .map_or("–".to_string(), |v| format!("{:.3}", v + 0.0))
         };
         s.push_str(&format!(
             "| {m} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.2} |\n",

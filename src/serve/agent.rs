@@ -17,12 +17,14 @@ use crate::llm::wire;
 /// The system prompt: grounding rule, navigation habits, answer format.
 pub const SYSTEM_PROMPT: &str = include_str!("agent_prompt.txt");
 const NUDGE: &str = "You stopped without calling a tool or answering. Call a tool to keep navigating, or give your final answer now, citing the documents you fetched.";
+const GROUND: &str = "You answered without fetching any document. Claims must come from documents fetched with get_document: navigate the skills (cat their SKILL.md), fetch the relevant documents, then answer again.";
 
 /// One step of the trace.
 #[derive(Debug, Clone, Serialize)]
 pub struct TraceEntry {
     pub turn: usize,
-    /// `model` (an answer), `tool` (a call and its result size) or `nudge`.
+    /// `model` (a reply), `tool` (a call and its result size), `nudge` or `grounding` (the
+    /// model answered before fetching and was asked to fetch).
     pub kind: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
@@ -52,7 +54,8 @@ pub struct AgentAnswer {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<f64>,
     pub seconds: f64,
-    /// `answered`, `budget` (turns ran out) or `no_answer`.
+    /// `answered`, `ungrounded` (answered without fetching, even when asked to), `budget`
+    /// (turns ran out) or `no_answer`.
     pub stopped: String,
     /// Bytes of navigation files and documents the tools returned.
     pub bytes_read: usize,
@@ -133,6 +136,7 @@ impl Agent {
         let mut out = AgentAnswer::default();
         let mut messages = vec![json!({"role": "user", "content": self.opening(question)})];
         let mut nudged = false;
+        let mut grounding_asked = false;
         let mut fetched_set = BTreeSet::new();
         out.stopped = "budget".into();
         for turn in 1..=self.max_turns {
@@ -154,8 +158,20 @@ impl Agent {
             });
             if reply.calls.is_empty() {
                 if !reply.text.trim().is_empty() {
+                    // An answer before any fetch breaks the grounding rule: ask once to fetch.
+                    if out.fetched.is_empty() && !grounding_asked && turn < self.max_turns {
+                        grounding_asked = true;
+                        messages.push(json!({"role": "user", "content": GROUND}));
+                        out.trace.push(entry(turn, "grounding"));
+                        continue;
+                    }
                     out.answer = reply.text.trim().to_string();
-                    out.stopped = "answered".into();
+                    out.stopped = if out.fetched.is_empty() {
+                        "ungrounded"
+                    } else {
+                        "answered"
+                    }
+                    .into();
                     break;
                 }
                 if nudged {

@@ -21,6 +21,8 @@ pub struct NavParams {
     pub fallback: bool,
     /// Documents fetched for the extractive answer.
     pub fetch: usize,
+    /// Weight of BM25 over document rows against dense similarity in a leaf's ranking.
+    pub row_weight: f32,
 }
 
 impl Default for NavParams {
@@ -30,6 +32,7 @@ impl Default for NavParams {
             k: 10,
             fallback: false,
             fetch: 3,
+            row_weight: 1.0,
         }
     }
 }
@@ -125,10 +128,15 @@ impl<'a> Navigator<'a> {
 
     /// Ranks `candidates` by z-scored dense plus z-scored BM25.
     fn fuse(candidates: &[usize], dense: &[f32], bm25: &[f32]) -> Vec<usize> {
+        Self::fuse_weighted(candidates, dense, bm25, 1.0)
+    }
+
+    /// Ranks `candidates` by z-scored dense plus `w` × z-scored BM25.
+    fn fuse_weighted(candidates: &[usize], dense: &[f32], bm25: &[f32], w: f32) -> Vec<usize> {
         let d: Vec<f32> = candidates.iter().map(|&c| dense[c]).collect();
         let b: Vec<f32> = candidates.iter().map(|&c| bm25[c]).collect();
         let (zd, zb) = (zscores(&d), zscores(&b));
-        let fused: Vec<f32> = zd.iter().zip(&zb).map(|(x, y)| x + y).collect();
+        let fused: Vec<f32> = zd.iter().zip(&zb).map(|(x, y)| x + w * y).collect();
         top_k(&fused, fused.len())
             .into_iter()
             .map(|i| candidates[i])
@@ -179,11 +187,11 @@ impl<'a> Navigator<'a> {
         candidates.dedup();
         let doc_dense = dense_scores(query_vec, &self.a.doc_vectors);
         let row_bm25 = self.row_bm25.scores(query);
-        let mut ranking = Self::fuse(&candidates, &doc_dense, &row_bm25);
+        let mut ranking = Self::fuse_weighted(&candidates, &doc_dense, &row_bm25, p.row_weight);
         let mut fell_back = false;
         if p.fallback {
             let all: Vec<usize> = (0..self.a.docs.len()).collect();
-            let flat = Self::fuse(&all, &doc_dense, &row_bm25);
+            let flat = Self::fuse_weighted(&all, &doc_dense, &row_bm25, p.row_weight);
             // Routing is weak when the flat search's best document lies outside the leaves reached.
             if flat.first().is_some_and(|best| !candidates.contains(best)) {
                 fell_back = true;
