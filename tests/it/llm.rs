@@ -110,6 +110,12 @@ fn openai_build_runs_every_stage_and_a_rebuild_calls_nothing() {
     let server = Server::start();
     let tmp = tempfile::tempdir().unwrap();
     corpus(tmp.path(), 4);
+    // Frontmatter with title and description: its card needs no model call.
+    std::fs::write(
+        tmp.path().join("docs/own-card.md"),
+        "---\ntitle: Refund policy\ndescription: When and how refunds are issued.\n---\nRefunds are issued within 5 days.\n",
+    )
+    .unwrap();
     config(
         tmp.path(),
         &openai(&server, ""),
@@ -148,6 +154,7 @@ fn openai_build_runs_every_stage_and_a_rebuild_calls_nothing() {
     );
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(report["llm_usage"]["card"]["calls"], 4);
+    assert!(docs.contains("Refund policy"), "{docs}");
     assert!(
         report["llm_usage"]["card"]["input_tokens"]
             .as_u64()
@@ -164,7 +171,11 @@ fn openai_build_runs_every_stage_and_a_rebuild_calls_nothing() {
         lock.contains("card@v1:") && lock.contains("cheap-model"),
         "{lock}"
     );
-    assert_eq!(memo(tmp.path(), "card", "").0, 4);
+    assert_eq!(
+        memo(tmp.path(), "card", "").0,
+        5,
+        "4 model cards + 1 frontmatter card"
+    );
     let before = server.requests().len();
     let again = build(tmp.path(), &[]);
     assert!(again.status.success(), "{}", err(&again));

@@ -270,3 +270,28 @@ fn a_dims_mismatch_is_an_error_not_a_panic() {
         &with_sets(vec!["build", "docs", "-q"], &onnx_sets(&model_dir, &lib)),
     );
 }
+
+#[test]
+fn cuda_falls_back_to_the_cpu_with_a_note() {
+    let Some((model_dir, lib)) = model_parts() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join("docs")).unwrap();
+    std::fs::write(tmp.path().join("docs/a.md"), "# A\n\nSome text.\n").unwrap();
+    let mut sets = onnx_sets(&model_dir, &lib);
+    sets.push("embed.onnx.device=\"cuda\"".into());
+    let o = c2s(
+        tmp.path(),
+        &with_sets(vec!["build", "docs", "--json"], &sets),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The PyPI CPU build has no CUDA provider (and this machine no GPU): the CPU runs, with a note.
+    let e = stderr(&o);
+    assert!(
+        e.contains("CUDA execution provider did not start") && e.contains("running on the CPU"),
+        "{e}"
+    );
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["embed_device"], "cpu");
+}
