@@ -7,16 +7,15 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::config::{EmbedBackendKind, LlmBackendKind, Loaded};
+use crate::config::Loaded;
 use crate::db::cache::Memo;
 use crate::db::exec::{Executor, Miss, Slots, StageCount};
 use crate::db::graph::Graph;
 use crate::diag::{Diagnostics, Warning};
-use crate::embed::{Embedder, Hashed};
 use crate::error::BuildError;
 use crate::ingest::{self, Document, IngestOptions};
-use crate::kmeans::{CpuKmeans, KmeansBackend, Matrix};
-use crate::llm::{Card, Extractive, Llm};
+use crate::kmeans::Matrix;
+use crate::llm::Card;
 use crate::manifest::{Lock, file_hash};
 use crate::output::{BuildLock, LOCK_FILE, WriteStats, write_output};
 use crate::progress::Progress;
@@ -26,6 +25,8 @@ use crate::stage::incremental::{Snapshot, WarmStats, warm_start};
 use crate::stage::summarize::summarize_nodes;
 use crate::stage::{card, embed, enrich, render};
 use crate::tree::Tree;
+
+pub use crate::backends::{Backends, select_kmeans};
 
 /// What to build and where.
 pub struct BuildOptions {
@@ -94,128 +95,6 @@ pub struct BuildReport {
     /// With `keep_artifacts`.
     #[serde(skip)]
     pub artifacts: Option<Box<Artifacts>>,
-}
-
-/// The configured backends.
-pub struct Backends {
-    pub llm: Box<dyn Llm>,
-    pub embedder: Box<dyn Embedder>,
-    kmeans: std::sync::OnceLock<Box<dyn KmeansBackend>>,
-    kmeans_device: crate::config::KmeansDevice,
-}
-
-impl Backends {
-    /// Opens the configured backends; relative paths resolve against the config's folder.
-    pub fn from_config(loaded: &Loaded) -> Result<Backends, BuildError> {
-        let c = &loaded.config;
-        let llm: Box<dyn Llm> = match c.llm.backend {
-            LlmBackendKind::Extractive => Box::new(Extractive),
-            LlmBackendKind::Openai | LlmBackendKind::Anthropic => {
-                Box::new(crate::llm::Remote::new(&c.llm).map_err(BuildError::Llm)?)
-            }
-        };
-        Ok(Backends {
-            llm,
-            embedder: open_embedder(loaded)?,
-            kmeans: std::sync::OnceLock::new(),
-            kmeans_device: c.kmeans.device,
-        })
-    }
-
-    /// For `--dry-run`: keep every identity (so keys match a real build) but compute misses
-    /// offline, so a dry run never calls a model or loads one.
-    pub fn stand_in(&mut self) {
-        let llm = std::mem::replace(&mut self.llm, Box::new(Extractive));
-        self.llm = Box::new(crate::llm::Standin(llm));
-        let embedder = std::mem::replace(&mut self.embedder, Box::new(Hashed { dims: 16 }));
-        self.embedder = Box::new(crate::embed::Standin(embedder));
-    }
-
-    /// Calls in flight at once for the executor: the largest remote concurrency configured.
-    pub fn io_threads(&self) -> usize {
-        self.llm.concurrency().max(self.embedder.concurrency())
-    }
-}
-
-impl Backends {
-    /// The K-Means backend, opened on first use (so builds that do not cluster never probe a GPU).
-    pub fn kmeans(&self) -> &dyn KmeansBackend {
-        self.kmeans
-            .get_or_init(|| select_kmeans(self.kmeans_device))
-            .as_ref()
-    }
-
-    /// Which K-Means device ran, if clustering ran at all.
-    pub fn kmeans_used(&self) -> String {
-        self.kmeans
-            .get()
-            .map_or_else(|| "not used".to_string(), |k| k.device())
-    }
-}
-
-/// The configured embedder.
-fn open_embedder(loaded: &Loaded) -> Result<Box<dyn Embedder>, BuildError> {
-    let e = &loaded.config.embed;
-    let fail = |err: crate::embed::EmbedError| BuildError::Embed(err.to_string());
-    Ok(match e.backend {
-        EmbedBackendKind::Hashed => Box::new(Hashed {
-            dims: e.dims.unwrap_or(256),
-        }),
-        EmbedBackendKind::Onnx => {
-            let library = e.onnx.library.as_ref().map(|p| loaded.resolve(p));
-            Box::new(
-                crate::embed::Onnx::new(
-                    &e.onnx,
-                    &loaded.resolve(&e.onnx.model_dir),
-                    library,
-                    e.dims,
-                )
-                .map_err(fail)?,
-            )
-        }
-        EmbedBackendKind::Openai => {
-            Box::new(crate::embed::OpenAiEmbed::new(&e.openai, e.dims).map_err(fail)?)
-        }
-    })
-}
-
-/// `kmeans.device`: `auto` takes a real GPU adapter only; `gpu` also takes a CPU-emulated one
-/// (lavapipe, for shader tests); no adapter means the CPU path, said in one line.
-pub fn select_kmeans(device: crate::config::KmeansDevice) -> Box<dyn KmeansBackend> {
-    use crate::config::KmeansDevice;
-    let allow_emulated = match device {
-        KmeansDevice::Cpu => return Box::new(CpuKmeans),
-        // Without a GPU device node there is no real GPU to find; skip probing Vulkan at all
-        // (software drivers would only be rejected, after printing their own noise).
-        KmeansDevice::Auto if !has_gpu_device_node() => return Box::new(CpuKmeans),
-        KmeansDevice::Auto => false,
-        KmeansDevice::Gpu => true,
-    };
-    match crate::kmeans::GpuKmeans::new(allow_emulated) {
-        Ok(g) => Box::new(g),
-        Err(e) => {
-            if device == KmeansDevice::Gpu {
-                eprintln!("warning: kmeans.device = \"gpu\" but {e}; K-Means runs on the CPU");
-            }
-            Box::new(CpuKmeans)
-        }
-    }
-}
-
-/// Whether the OS exposes a GPU: a DRM render node or an NVIDIA device (Linux); elsewhere, assume so.
-fn has_gpu_device_node() -> bool {
-    if !cfg!(target_os = "linux") {
-        return true;
-    }
-    let any = |dir: &str, prefix: &str| {
-        std::fs::read_dir(dir)
-            .map(|rd| {
-                rd.flatten()
-                    .any(|e| e.file_name().to_string_lossy().starts_with(prefix))
-            })
-            .unwrap_or(false)
-    };
-    any("/dev/dri", "renderD") || any("/dev", "nvidia")
 }
 
 /// Refuses an output folder that contains a corpus path (building would replace the sources).

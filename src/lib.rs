@@ -6,6 +6,7 @@
 //! `stage::enrich` → `stage::render` → `output` (atomic write) + `manifest` (`c2s.lock`).
 //! Backends sit behind traits: `llm::Llm`, `embed::Embedder`, `kmeans::KmeansBackend`.
 
+pub mod backends;
 pub mod build;
 pub mod check;
 pub mod cli;
