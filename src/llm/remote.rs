@@ -48,11 +48,7 @@ pub struct Remote {
 
 impl Remote {
     pub fn new(cfg: &LlmConfig) -> Result<Remote, String> {
-        let base = match (cfg.backend, cfg.base_url.as_deref()) {
-            (_, Some(b)) => b.to_string(),
-            (LlmBackendKind::Anthropic, None) => "https://api.anthropic.com".to_string(),
-            (_, None) => return Err("llm.base_url must be set for the openai backend".into()),
-        };
+        let base = wire::base_url(cfg.backend, cfg.base_url.as_deref())?;
         let client =
             Client::new(&cfg.limits, cfg.api_key_env.as_deref()).map_err(|e| e.to_string())?;
         Ok(Remote {

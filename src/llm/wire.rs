@@ -80,9 +80,32 @@ pub fn body(kind: LlmBackendKind, r: &ChatRequest) -> Value {
     b
 }
 
+/// The API root for a config: `base_url`, or Anthropic's own for the anthropic backend.
+pub fn base_url(kind: LlmBackendKind, base_url: Option<&str>) -> Result<String, String> {
+    match (kind, base_url) {
+        (_, Some(b)) => Ok(b.to_string()),
+        (LlmBackendKind::Anthropic, None) => Ok("https://api.anthropic.com".to_string()),
+        (_, None) => Err("llm.base_url must be set for the openai backend".into()),
+    }
+}
+
+/// `(input, output)` tokens of an answer; Anthropic's cache reads and writes count as input.
+pub fn usage(kind: LlmBackendKind, v: &Value) -> (u64, u64) {
+    let u = |p: &str| v.pointer(p).and_then(Value::as_u64).unwrap_or(0);
+    match kind {
+        LlmBackendKind::Anthropic => (
+            u("/usage/input_tokens")
+                + u("/usage/cache_read_input_tokens")
+                + u("/usage/cache_creation_input_tokens"),
+            u("/usage/output_tokens"),
+        ),
+        _ => (u("/usage/prompt_tokens"), u("/usage/completion_tokens")),
+    }
+}
+
 /// Reads the answer text and usage; `Err` says what is missing.
 pub fn answer(kind: LlmBackendKind, v: &Value) -> Result<ChatAnswer, String> {
-    let u = |p: &str| v.pointer(p).and_then(Value::as_u64).unwrap_or(0);
+    let (input_tokens, output_tokens) = usage(kind, v);
     match kind {
         LlmBackendKind::Anthropic => {
             let blocks = v
@@ -96,10 +119,8 @@ pub fn answer(kind: LlmBackendKind, v: &Value) -> Result<ChatAnswer, String> {
                 .collect();
             Ok(ChatAnswer {
                 text,
-                input_tokens: u("/usage/input_tokens")
-                    + u("/usage/cache_read_input_tokens")
-                    + u("/usage/cache_creation_input_tokens"),
-                output_tokens: u("/usage/output_tokens"),
+                input_tokens,
+                output_tokens,
             })
         }
         _ => {
@@ -109,8 +130,8 @@ pub fn answer(kind: LlmBackendKind, v: &Value) -> Result<ChatAnswer, String> {
                 .ok_or("the answer has no choices[0].message.content")?;
             Ok(ChatAnswer {
                 text: text.to_string(),
-                input_tokens: u("/usage/prompt_tokens"),
-                output_tokens: u("/usage/completion_tokens"),
+                input_tokens,
+                output_tokens,
             })
         }
     }

@@ -93,11 +93,7 @@ impl Agent {
             return Err("the agent needs an LLM: set [llm] backend = \"openai\" or \"anthropic\" (or use --offline)".into());
         }
         let o = cfg.stages.get("agent").cloned().unwrap_or_default();
-        let base = match (cfg.backend, cfg.base_url.as_deref()) {
-            (_, Some(b)) => b.to_string(),
-            (LlmBackendKind::Anthropic, None) => "https://api.anthropic.com".into(),
-            _ => return Err("llm.base_url must be set for the openai backend".into()),
-        };
+        let base = wire::base_url(cfg.backend, cfg.base_url.as_deref())?;
         let mut params = serde_json::Map::new();
         for (k, v) in cfg.params.iter().chain(o.params.iter()) {
             params.insert(k.clone(), serde_json::to_value(v).unwrap_or(Value::Null));
@@ -313,7 +309,7 @@ fn entry(turn: usize, kind: &str) -> TraceEntry {
 
 /// Text, tool calls and usage of one reply.
 fn parse_reply(kind: LlmBackendKind, v: &Value) -> Result<Reply, String> {
-    let u = |p: &str| v.pointer(p).and_then(Value::as_u64).unwrap_or(0);
+    let (input_tokens, output_tokens) = wire::usage(kind, v);
     match kind {
         LlmBackendKind::Anthropic => {
             let blocks = v
@@ -337,10 +333,8 @@ fn parse_reply(kind: LlmBackendKind, v: &Value) -> Result<Reply, String> {
                 text,
                 calls,
                 message: json!({"role": "assistant", "content": blocks}),
-                input_tokens: u("/usage/input_tokens")
-                    + u("/usage/cache_read_input_tokens")
-                    + u("/usage/cache_creation_input_tokens"),
-                output_tokens: u("/usage/output_tokens"),
+                input_tokens,
+                output_tokens,
             })
         }
         _ => {
@@ -382,8 +376,8 @@ fn parse_reply(kind: LlmBackendKind, v: &Value) -> Result<Reply, String> {
                 text,
                 calls,
                 message,
-                input_tokens: u("/usage/prompt_tokens"),
-                output_tokens: u("/usage/completion_tokens"),
+                input_tokens,
+                output_tokens,
             })
         }
     }
