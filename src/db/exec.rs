@@ -320,9 +320,13 @@ impl<'a> Executor<'a> {
                         .ok()
                 })
                 .flatten();
+            // Remote calls block: split down to single groups so idle threads steal each one
+            // (otherwise a thread can be left running a tail of several calls in a row).
+            let max_len = if self.io_threads > 0 { 1 } else { usize::MAX };
             let run_all = || {
                 groups
                     .par_iter()
+                    .with_max_len(max_len)
                     .map_with(tx, |tx, group| {
                         if self.throttle_ms > 0 {
                             std::thread::sleep(std::time::Duration::from_millis(self.throttle_ms));
