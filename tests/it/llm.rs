@@ -90,18 +90,10 @@ fn assert_no_leak(dir: &Path, outputs: &[&Output]) {
         );
         assert!(!err(o).contains(SECRET), "key in stderr: {}", err(o));
     }
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let bytes = std::fs::read(&p).unwrap();
-                let hit = bytes.windows(SECRET.len()).any(|w| w == SECRET.as_bytes());
-                assert!(!hit, "the API key leaked into {}", p.display());
-            }
-        }
+    for f in crate::common::files(dir) {
+        let bytes = std::fs::read(dir.join(&f)).unwrap();
+        let hit = bytes.windows(SECRET.len()).any(|w| w == SECRET.as_bytes());
+        assert!(!hit, "the API key leaked into {f}");
     }
 }
 

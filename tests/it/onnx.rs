@@ -45,6 +45,14 @@ fn with_sets<'a>(mut args: Vec<&'a str>, sets: &'a [String]) -> Vec<&'a str> {
     args
 }
 
+/// A temp folder with `docs/a.md`.
+fn one_doc() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join("docs")).unwrap();
+    std::fs::write(tmp.path().join("docs/a.md"), "# A\n\nSome text.\n").unwrap();
+    tmp
+}
+
 fn cosine(a: &[f32], b: &[f32]) -> f32 {
     let d: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
     let n =
@@ -202,10 +210,7 @@ fn pooling_and_max_tokens_are_part_of_the_memo_key() {
 
 #[test]
 fn missing_parts_say_how_to_get_them() {
-    let tmp = tempfile::tempdir().unwrap();
-    let docs = tmp.path().join("docs");
-    std::fs::create_dir(&docs).unwrap();
-    std::fs::write(docs.join("a.md"), "# A\n\nSome text.\n").unwrap();
+    let tmp = one_doc();
     let empty = tmp.path().join("no-model");
     let o = c2s(
         tmp.path(),
@@ -256,9 +261,7 @@ fn a_dims_mismatch_is_an_error_not_a_panic() {
     let Some((model_dir, lib)) = model_parts() else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    std::fs::create_dir(tmp.path().join("docs")).unwrap();
-    std::fs::write(tmp.path().join("docs/a.md"), "# A\n\nSome text.\n").unwrap();
+    let tmp = one_doc();
     let mut sets = onnx_sets(&model_dir, &lib);
     sets.push("embed.dims=100".into());
     let o = c2s(tmp.path(), &with_sets(vec!["build", "docs"], &sets));
@@ -276,9 +279,7 @@ fn cuda_falls_back_to_the_cpu_with_a_note() {
     let Some((model_dir, lib)) = model_parts() else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    std::fs::create_dir(tmp.path().join("docs")).unwrap();
-    std::fs::write(tmp.path().join("docs/a.md"), "# A\n\nSome text.\n").unwrap();
+    let tmp = one_doc();
     let mut sets = onnx_sets(&model_dir, &lib);
     sets.push("embed.onnx.device=\"cuda\"".into());
     let o = c2s(
