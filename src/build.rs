@@ -137,6 +137,30 @@ pub fn build_with(
     progress: &Progress,
     graph: &mut Graph,
 ) -> Result<BuildReport, BuildError> {
+    let mut backends = Backends::from_config(&opts.loaded)?;
+    if opts.dry_run {
+        backends.stand_in();
+    }
+    build_on(opts, progress, graph, &backends)
+}
+
+/// `build` with backends the caller keeps (`c2s eval` embeds its queries with the same
+/// embedder, so a model is opened once). Not for dry runs, which need stand-ins.
+pub fn build_using(
+    opts: &BuildOptions,
+    progress: &Progress,
+    backends: &Backends,
+) -> Result<BuildReport, BuildError> {
+    debug_assert!(!opts.dry_run, "dry runs build with stand-in backends");
+    build_on(opts, progress, &mut Graph::default(), backends)
+}
+
+fn build_on(
+    opts: &BuildOptions,
+    progress: &Progress,
+    graph: &mut Graph,
+    backends: &Backends,
+) -> Result<BuildReport, BuildError> {
     let start = Instant::now();
     let cfg = &opts.loaded.config;
     let ingest_opts = IngestOptions::from_config(&opts.loaded, &opts.out_dir, &opts.display_base);
@@ -155,14 +179,10 @@ pub fn build_with(
             );
         })?)
     };
-    let mut backends = Backends::from_config(&opts.loaded)?;
-    if opts.dry_run {
-        backends.stand_in();
-    }
     if !opts.full
         && !opts.dry_run
         && !opts.keep_artifacts
-        && let Some(report) = up_to_date(opts, &backends, start)?
+        && let Some(report) = up_to_date(opts, backends, start)?
     {
         return Ok(report);
     }
@@ -237,7 +257,7 @@ pub fn build_with(
     };
     let (mut tree, mode) = make_tree(
         opts,
-        &backends,
+        backends,
         docs,
         &cards,
         &doc_vectors,
@@ -260,7 +280,7 @@ pub fn build_with(
         docs,
         &cards,
         opts,
-        &backends,
+        backends,
         &corpus.sources,
         fallbacks.len(),
     );

@@ -117,8 +117,6 @@ pub struct Estimate {
 impl Estimate {
     pub fn of(misses: &[Miss], config: &crate::config::Config) -> Estimate {
         let mut e = Estimate::default();
-        let mut cost = 0.0;
-        let mut priced = false;
         for m in misses {
             *e.results.entry(m.stage).or_insert(0) += 1;
             if LLM_STAGES.contains(&m.stage) {
@@ -129,19 +127,11 @@ impl Estimate {
                 e.llm_calls += 1;
                 e.input_tokens += input;
                 e.output_tokens += output;
-                let o = config.llm.stages.get(m.stage);
-                let pi = o
-                    .and_then(|o| o.price_input_per_mtok)
-                    .or(config.llm.price_input_per_mtok);
-                let po = o
-                    .and_then(|o| o.price_output_per_mtok)
-                    .or(config.llm.price_output_per_mtok);
-                priced |= pi.is_some() || po.is_some();
-                cost += input as f64 / 1e6 * pi.unwrap_or(0.0)
-                    + output as f64 / 1e6 * po.unwrap_or(0.0);
+                if let Some(c) = config.llm.stage(m.stage).cost(input as u64, output as u64) {
+                    e.cost = Some(e.cost.unwrap_or(0.0) + c);
+                }
             }
         }
-        e.cost = priced.then_some(cost);
         e
     }
 }
@@ -428,7 +418,7 @@ pub fn eval_cmd(args: &crate::cli::EvalArgs, progress: &Progress) -> Result<u8, 
         methods,
         nav: nav_params(&args.nav, false, embed_kind),
     };
-    let report = crate::eval::run(&opts, backends.embedder.as_ref(), progress)?;
+    let report = crate::eval::run(&opts, &backends, progress)?;
     print!("{}", crate::eval::render_table(&report));
     if let Some(path) = &args.json {
         let bytes = serde_json::to_vec_pretty(&report)?;

@@ -77,6 +77,43 @@ impl Default for LlmConfig {
     }
 }
 
+/// The settings one stage runs with: `[llm]` overlaid with `[llm.stages.<stage>]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StageSettings {
+    pub model: String,
+    pub max_output_tokens: u32,
+    pub params: BTreeMap<String, toml::Value>,
+    pub price_input_per_mtok: Option<f64>,
+    pub price_output_per_mtok: Option<f64>,
+}
+
+impl StageSettings {
+    /// The cost of a call's tokens, when a price is set.
+    pub fn cost(&self, input_tokens: u64, output_tokens: u64) -> Option<f64> {
+        let (pi, po) = (self.price_input_per_mtok, self.price_output_per_mtok);
+        (pi.is_some() || po.is_some()).then(|| {
+            input_tokens as f64 * pi.unwrap_or(0.0) / 1e6
+                + output_tokens as f64 * po.unwrap_or(0.0) / 1e6
+        })
+    }
+}
+
+impl LlmConfig {
+    /// The settings of one stage (`card`, …, `agent`).
+    pub fn stage(&self, stage: &str) -> StageSettings {
+        let o = self.stages.get(stage).cloned().unwrap_or_default();
+        let mut params = self.params.clone();
+        params.extend(o.params);
+        StageSettings {
+            model: o.model.or_else(|| self.model.clone()).unwrap_or_default(),
+            max_output_tokens: o.max_output_tokens.unwrap_or(self.max_output_tokens),
+            params,
+            price_input_per_mtok: o.price_input_per_mtok.or(self.price_input_per_mtok),
+            price_output_per_mtok: o.price_output_per_mtok.or(self.price_output_per_mtok),
+        }
+    }
+}
+
 /// What one stage changes from `[llm]`: a cheaper model for cards, say.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -146,6 +183,17 @@ pub enum LlmBackendKind {
     Openai,
     /// Anthropic's Messages API.
     Anthropic,
+}
+
+impl LlmBackendKind {
+    /// The name used in the config and in model ids.
+    pub fn name(self) -> &'static str {
+        match self {
+            LlmBackendKind::Extractive => "extractive",
+            LlmBackendKind::Openai => "openai",
+            LlmBackendKind::Anthropic => "anthropic",
+        }
+    }
 }
 
 /// The embedder.

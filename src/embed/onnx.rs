@@ -51,13 +51,15 @@ impl Onnx {
         let tokenizer_path = model_dir.join("tokenizer.json");
         let mut hasher = blake3::Hasher::new();
         for p in [&model_path, &tokenizer_path] {
-            let bytes = std::fs::read(p).map_err(|e| {
+            // Streamed: the model is hashed on every build that opens it, never held in memory.
+            std::fs::File::open(p)
+                .and_then(|f| hasher.update_reader(f).map(|_| ()))
+                .map_err(|e| {
                 EmbedError::Backend(format!(
                     "cannot read {}: {e}\n  help: embed.onnx.model_dir must hold model.onnx and tokenizer.json; `scripts/fetch-models.sh` fetches all-MiniLM-L6-v2 into models/",
                     p.display()
                 ))
             })?;
-            hasher.update(&bytes);
         }
         let pooling = match cfg.pooling {
             Pooling::Mean => "mean",

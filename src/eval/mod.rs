@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::build::{Artifacts, BuildOptions, build};
+use crate::build::{Artifacts, Backends, BuildOptions, build_using};
 use crate::config::Loaded;
 use crate::embed::Embedder;
 use crate::error::BuildError;
@@ -121,9 +121,10 @@ fn load_queries(path: &Path, limit: Option<usize>) -> Result<Vec<Query>, BuildEr
 /// Runs the evaluation.
 pub fn run(
     opts: &EvalOptions,
-    embedder: &dyn Embedder,
+    backends: &Backends,
     progress: &Progress,
 ) -> Result<Report, BuildError> {
+    let embedder = backends.embedder.as_ref();
     let corpus = opts.data.join("corpus.jsonl");
     let queries = load_queries(&opts.data.join("queries.jsonl"), opts.limit)?;
     let mut loaded = opts.loaded.clone();
@@ -136,7 +137,7 @@ pub fn run(
         dry_run: false,
         keep_artifacts: true,
     };
-    let report = build(&bo, progress)?;
+    let report = build_using(&bo, progress, backends)?;
     let a = report.artifacts.expect("artifacts were asked for");
     progress.status(
         "Evaluating",

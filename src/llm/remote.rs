@@ -27,16 +27,6 @@ pub struct Usage {
     pub cost: Option<f64>,
 }
 
-/// The model settings one stage runs with.
-#[derive(Debug, Clone)]
-struct StageSettings {
-    model: String,
-    max_tokens: u32,
-    params: BTreeMap<String, toml::Value>,
-    price_in: Option<f64>,
-    price_out: Option<f64>,
-}
-
 /// An OpenAI-compatible or Anthropic chat model.
 pub struct Remote {
     kind: LlmBackendKind,
@@ -60,35 +50,19 @@ impl Remote {
         })
     }
 
-    fn settings(&self, stage: &str) -> StageSettings {
-        let o = self.cfg.stages.get(stage).cloned().unwrap_or_default();
-        let mut params = self.cfg.params.clone();
-        params.extend(o.params);
-        StageSettings {
-            model: o
-                .model
-                .or_else(|| self.cfg.model.clone())
-                .unwrap_or_default(),
-            max_tokens: o.max_output_tokens.unwrap_or(self.cfg.max_output_tokens),
-            params,
-            price_in: o.price_input_per_mtok.or(self.cfg.price_input_per_mtok),
-            price_out: o.price_output_per_mtok.or(self.cfg.price_output_per_mtok),
-        }
-    }
-
     /// One chat call; records its tokens under `stage`.
     fn chat(&self, stage: &str, p: &Prompt, user: &str) -> Result<String, LlmError> {
-        let s = self.settings(stage);
+        let s = self.cfg.stage(stage);
         let req = ChatRequest {
             model: &s.model,
             system: p.system,
             user,
-            max_tokens: s.max_tokens,
+            max_tokens: s.max_output_tokens,
             params: &s.params,
         };
         let body = wire::body(self.kind, &req);
         let headers = wire::headers(self.kind, self.client.key());
-        let est = ((p.system.len() + user.len()) / 4) as u64 + s.max_tokens as u64;
+        let est = ((p.system.len() + user.len()) / 4) as u64 + s.max_output_tokens as u64;
         let answer = self
             .client
             .post_json(&self.url, &headers, &body, est)
@@ -100,9 +74,7 @@ impl Remote {
         u.calls += 1;
         u.input_tokens += a.input_tokens;
         u.output_tokens += a.output_tokens;
-        if s.price_in.is_some() || s.price_out.is_some() {
-            let cost = a.input_tokens as f64 * s.price_in.unwrap_or(0.0) / 1e6
-                + a.output_tokens as f64 * s.price_out.unwrap_or(0.0) / 1e6;
+        if let Some(cost) = s.cost(a.input_tokens, a.output_tokens) {
             u.cost = Some(u.cost.unwrap_or(0.0) + cost);
         }
         Ok(a.text)
@@ -142,23 +114,15 @@ fn item_lines(input: &ClusterInput) -> String {
 
 impl Llm for Remote {
     fn model_id(&self) -> String {
-        let kind = if self.kind == LlmBackendKind::Anthropic {
-            "anthropic"
-        } else {
-            "openai"
-        };
+        let kind = self.kind.name();
         format!("{kind}:{}", self.cfg.model.as_deref().unwrap_or_default())
     }
 
     fn stage_model(&self, stage: &str) -> String {
-        let s = self.settings(stage);
+        let s = self.cfg.stage(stage);
         let params = serde_json::to_string(&s.params).unwrap_or_default();
-        let kind = if self.kind == LlmBackendKind::Anthropic {
-            "anthropic"
-        } else {
-            "openai"
-        };
-        format!("{kind}:{}:max{}:{params}", s.model, s.max_tokens)
+        let kind = self.kind.name();
+        format!("{kind}:{}:max{}:{params}", s.model, s.max_output_tokens)
     }
 
     fn prompt_version(&self, stage: &str) -> String {

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::tools::{Tools, specs};
-use crate::config::{LlmBackendKind, LlmConfig};
+use crate::config::{LlmBackendKind, LlmConfig, StageSettings};
 use crate::http::Client;
 use crate::llm::wire;
 
@@ -67,10 +67,8 @@ pub struct Agent {
     kind: LlmBackendKind,
     client: Client,
     url: String,
-    model: String,
-    max_tokens: u32,
-    params: serde_json::Map<String, Value>,
-    prices: (Option<f64>, Option<f64>),
+    /// Model, output budget, params and prices (`[llm]` with `[llm.stages.agent]`).
+    settings: StageSettings,
     max_turns: usize,
     tools: Tools,
     skills: Vec<(String, String)>,
@@ -92,25 +90,14 @@ impl Agent {
         if cfg.backend == LlmBackendKind::Extractive {
             return Err("the agent needs an LLM: set [llm] backend = \"openai\" or \"anthropic\" (or use --offline)".into());
         }
-        let o = cfg.stages.get("agent").cloned().unwrap_or_default();
         let base = wire::base_url(cfg.backend, cfg.base_url.as_deref())?;
-        let mut params = serde_json::Map::new();
-        for (k, v) in cfg.params.iter().chain(o.params.iter()) {
-            params.insert(k.clone(), serde_json::to_value(v).unwrap_or(Value::Null));
-        }
         let tools = Tools::open(out).map_err(|e| e.to_string())?;
         Ok(Agent {
             kind: cfg.backend,
             client: Client::new(&cfg.limits, cfg.api_key_env.as_deref())
                 .map_err(|e| e.to_string())?,
             url: wire::endpoint(cfg.backend, &base),
-            model: o.model.or_else(|| cfg.model.clone()).unwrap_or_default(),
-            max_tokens: o.max_output_tokens.unwrap_or(cfg.max_output_tokens),
-            params,
-            prices: (
-                o.price_input_per_mtok.or(cfg.price_input_per_mtok),
-                o.price_output_per_mtok.or(cfg.price_output_per_mtok),
-            ),
+            settings: cfg.stage("agent"),
             max_turns: max_turns.max(1),
             skills: top_skills(out),
             tools,
@@ -217,14 +204,7 @@ impl Agent {
                 .to_string();
         }
         out.cited = cited(&out.answer, &out.fetched);
-        if let (pi, po) = self.prices
-            && (pi.is_some() || po.is_some())
-        {
-            out.cost = Some(
-                out.input_tokens as f64 * pi.unwrap_or(0.0) / 1e6
-                    + out.output_tokens as f64 * po.unwrap_or(0.0) / 1e6,
-            );
-        }
+        out.cost = self.settings.cost(out.input_tokens, out.output_tokens);
         out.seconds = clock.elapsed().as_secs_f64();
         Ok(out)
     }
@@ -241,8 +221,8 @@ impl Agent {
                     last["cache_control"] = json!({"type": "ephemeral"});
                 }
                 json!({
-                    "model": self.model,
-                    "max_tokens": self.max_tokens,
+                    "model": self.settings.model,
+                    "max_tokens": self.settings.max_output_tokens,
                     "system": [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}}],
                     "tools": tools,
                     "messages": messages,
@@ -255,11 +235,11 @@ impl Agent {
                     .collect();
                 let mut all = vec![json!({"role": "system", "content": SYSTEM_PROMPT})];
                 all.extend(messages.iter().cloned());
-                json!({"model": self.model, "max_tokens": self.max_tokens, "tools": tools, "messages": all})
+                json!({"model": self.settings.model, "max_tokens": self.settings.max_output_tokens, "tools": tools, "messages": all})
             }
         };
-        for (k, v) in &self.params {
-            b[k] = v.clone();
+        for (k, v) in &self.settings.params {
+            b[k] = serde_json::to_value(v).unwrap_or(Value::Null);
         }
         b
     }
@@ -267,7 +247,7 @@ impl Agent {
     fn call(&self, messages: &[Value]) -> Result<Reply, String> {
         let body = self.body(messages);
         let headers = wire::headers(self.kind, self.client.key());
-        let est = (body.to_string().len() / 4) as u64 + self.max_tokens as u64;
+        let est = (body.to_string().len() / 4) as u64 + self.settings.max_output_tokens as u64;
         let a = self
             .client
             .post_json(&self.url, &headers, &body, est)

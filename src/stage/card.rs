@@ -2,10 +2,10 @@
 
 use crate::db::cache::KeyParts;
 use crate::db::exec::{Executor, Json, Maybe, Plan};
-use crate::diag::Warning;
 use crate::error::BuildError;
 use crate::ingest::Document;
-use crate::llm::{Card, CardInput, Extractive, Llm, LlmError};
+use crate::llm::{Card, CardInput, Extractive, Llm};
+use crate::stage::fallback::{Item, or_fallback};
 
 /// Version of the card stage's key layout.
 pub const CARD_VERSION: u32 = 1;
@@ -55,22 +55,15 @@ pub fn cards(
                 llm.card(&input)
             };
             bar.inc(1);
-            match card {
-                Ok(c) => Ok(Maybe { value: Json(c), keep: true }),
-                Err(LlmError::Unusable(why)) => {
-                    sink.lock().unwrap_or_else(|e| e.into_inner()).push(Warning {
-                        file: d.source.clone(),
-                        line: None,
-                        message: format!("card for `{}`: {why}; using the extractive card (it will be asked again next build)", d.id),
-                    });
-                    let c = Extractive.card(&input).map_err(|e| BuildError::Llm(e.to_string()))?;
-                    Ok(Maybe { value: Json(c), keep: false })
-                }
-                Err(e) => Err(BuildError::Llm(format!(
-                    "card for document `{}` ({}): {e}",
-                    d.id, d.source
-                ))),
-            }
+            let what = format!("card for `{}`", d.id);
+            let context = format!("card for document `{}` ({})", d.id, d.source);
+            let item = Item {
+                file: &d.source,
+                what: &what,
+                instead: "using the extractive card (it will be asked again next build)",
+                context: &context,
+            };
+            or_fallback(card, item, &sink, || Extractive.card(&input))
         },
     )?;
     Ok(cards.into_iter().map(|c| c.value.0).collect())

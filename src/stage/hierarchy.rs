@@ -3,16 +3,16 @@
 use crate::config::Config;
 use crate::db::cache::KeyParts;
 use crate::db::exec::{Executor, Json, Maybe, Plan};
-use crate::diag::Warning;
 use crate::embed::Embedder;
 use crate::error::BuildError;
 use crate::ingest::Document;
 use crate::kmeans::{KmeansBackend, KmeansParams, Matrix, normalize};
-use crate::llm::{Card, Change, Llm, LlmError, RepartitionGroup, RepartitionInput};
+use crate::llm::{Card, Change, Llm, RepartitionGroup, RepartitionInput};
 use crate::stage::cluster::{
     LevelClusters, LevelParams, cluster_level, clusters_for, order_by_centrality,
 };
 use crate::stage::embed::embed_texts;
+use crate::stage::fallback::{Item, or_fallback};
 use crate::stage::repartition::plan_merges;
 use crate::stage::summarize::{SUMMARY_VERSION, node_subject, reembed_text, summarize_nodes};
 use crate::tree::{Node, Tree};
@@ -208,6 +208,7 @@ fn repartition_plan(
     let subject = format!("level {level} grouping");
     let llm = input.llm;
     let sink = exec.warnings.clone();
+    let context = format!("repartition of the {subject}");
     let answer: Vec<Maybe<Json<Vec<Change>>>> = exec.run(
         "repartition",
         std::slice::from_ref(&request),
@@ -225,27 +226,15 @@ fn repartition_plan(
             },
             input_chars: text.len(),
         },
-        |req| match llm.repartition(req) {
-            Ok(changes) => Ok(Maybe {
-                value: Json(changes.unwrap_or_default()),
-                keep: true,
-            }),
-            Err(LlmError::Unusable(why)) => {
-                sink.lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(Warning {
-                        file: subject.clone(),
-                        line: None,
-                        message: format!("repartition: {why}; keeping the clusters as they are"),
-                    });
-                Ok(Maybe {
-                    value: Json(Vec::new()),
-                    keep: false,
-                })
-            }
-            Err(e) => Err(BuildError::Llm(format!(
-                "repartition of the {subject}: {e}"
-            ))),
+        |req| {
+            let changes = llm.repartition(req).map(Option::unwrap_or_default);
+            let item = Item {
+                file: &subject,
+                what: "repartition",
+                instead: "keeping the clusters as they are",
+                context: &context,
+            };
+            or_fallback(changes, item, &sink, || Ok(Vec::new()))
         },
     )?;
     let changes = answer

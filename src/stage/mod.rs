@@ -4,6 +4,7 @@ pub mod card;
 pub mod cluster;
 pub mod embed;
 pub mod enrich;
+pub mod fallback;
 pub mod hierarchy;
 pub mod incremental;
 pub mod label;

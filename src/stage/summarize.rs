@@ -4,10 +4,10 @@ use std::collections::HashMap;
 
 use crate::db::cache::KeyParts;
 use crate::db::exec::{Executor, Json, Maybe, Plan, WarningSink};
-use crate::diag::Warning;
 use crate::error::BuildError;
 use crate::ingest::Document;
 use crate::llm::{Card, ClusterInput, ClusterItem, Extractive, Llm, LlmError, Tags};
+use crate::stage::fallback::{Item, or_fallback};
 use crate::text::{clip_chars, one_line, plain_text};
 use crate::tree::Tree;
 
@@ -129,7 +129,7 @@ pub fn summarize_nodes(
             input_chars: chars(input),
         },
         |(subject, input, _)| {
-            or_fallback("summary", subject, &sink, llm.summarize(input), || {
+            or_extractive("summary", subject, &sink, llm.summarize(input), || {
                 Extractive.summarize(input)
             })
         },
@@ -150,7 +150,7 @@ pub fn summarize_nodes(
             }
         },
         |((subject, input, _), summary)| {
-            let label = or_fallback("label", subject, &sink, llm.label(input, summary), || {
+            let label = or_extractive("label", subject, &sink, llm.label(input, summary), || {
                 Extractive.label(input, summary)
             })?;
             Ok(Maybe {
@@ -169,7 +169,7 @@ pub fn summarize_nodes(
             input_chars: chars(input),
         },
         |(subject, input, _)| {
-            or_fallback("tags", subject, &sink, llm.tags(input), || {
+            or_extractive("tags", subject, &sink, llm.tags(input), || {
                 Extractive.tags(input)
             })
         },
@@ -189,36 +189,22 @@ pub fn summarize_nodes(
     Ok(())
 }
 
-/// The model's result, or (when its answers were unusable) the extractive one, not memoized,
-/// with a warning naming the item.
-fn or_fallback<T>(
+/// The model's result, or (when its answers were unusable) the extractive one.
+fn or_extractive<T>(
     stage: &str,
     subject: &str,
     sink: &WarningSink,
     result: Result<T, LlmError>,
     fallback: impl FnOnce() -> Result<T, LlmError>,
 ) -> Result<Maybe<Json<T>>, BuildError> {
-    match result {
-        Ok(v) => Ok(Maybe {
-            value: Json(v),
-            keep: true,
-        }),
-        Err(LlmError::Unusable(why)) => {
-            sink.lock().unwrap_or_else(|e| e.into_inner()).push(Warning {
-                file: subject.to_string(),
-                line: None,
-                message: format!(
-                    "{stage}: {why}; using the extractive result (it will be asked again next build)"
-                ),
-            });
-            let v = fallback().map_err(|e| BuildError::Llm(e.to_string()))?;
-            Ok(Maybe {
-                value: Json(v),
-                keep: false,
-            })
-        }
-        Err(e) => Err(BuildError::Llm(format!("{stage} of the {subject}: {e}"))),
-    }
+    let context = format!("{stage} of the {subject}");
+    let item = Item {
+        file: subject,
+        what: stage,
+        instead: "using the extractive result (it will be asked again next build)",
+        context: &context,
+    };
+    or_fallback(result, item, sink, fallback)
 }
 
 /// A label of at most 5 words, letters, digits and spaces only.

@@ -1,0 +1,50 @@
+//! What an LLM stage does with an item whose answers were unusable: the stand-in result, used
+//! now but never memoized, and a warning naming the item.
+
+use crate::db::exec::{Json, Maybe, WarningSink};
+use crate::diag::Warning;
+use crate::error::BuildError;
+use crate::llm::LlmError;
+
+/// How one item is named when it falls back or fails.
+pub struct Item<'a> {
+    /// The file (or group) the warning names.
+    pub file: &'a str,
+    /// The warning's prefix, e.g. "card for `id`".
+    pub what: &'a str,
+    /// What happens instead, e.g. "using the extractive card (...)".
+    pub instead: &'a str,
+    /// The error's prefix when the backend failed for good.
+    pub context: &'a str,
+}
+
+/// The model's result; or, when its answers were unusable, `fallback()`'s, not memoized, with
+/// a warning; or the build error.
+pub fn or_fallback<T>(
+    result: Result<T, LlmError>,
+    item: Item,
+    sink: &WarningSink,
+    fallback: impl FnOnce() -> Result<T, LlmError>,
+) -> Result<Maybe<Json<T>>, BuildError> {
+    match result {
+        Ok(v) => Ok(Maybe {
+            value: Json(v),
+            keep: true,
+        }),
+        Err(LlmError::Unusable(why)) => {
+            sink.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(Warning {
+                    file: item.file.to_string(),
+                    line: None,
+                    message: format!("{}: {why}; {}", item.what, item.instead),
+                });
+            let v = fallback().map_err(|e| BuildError::Llm(e.to_string()))?;
+            Ok(Maybe {
+                value: Json(v),
+                keep: false,
+            })
+        }
+        Err(e) => Err(BuildError::Llm(format!("{}: {e}", item.context))),
+    }
+}
