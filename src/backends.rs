@@ -1,7 +1,9 @@
 //! The configured backends of a build: the LLM, the embedder and (opened on first use) the
 //! K-Means device; `--dry-run` swaps in stand-ins that keep their identities.
 
-use crate::config::{EmbedBackendKind, LlmBackendKind, Loaded};
+use std::path::Path;
+
+use crate::config::{EmbedBackendKind, EmbedConfig, LlmBackendKind, Loaded};
 use crate::embed::{Embedder, Hashed};
 use crate::error::BuildError;
 use crate::kmeans::{CpuKmeans, KmeansBackend};
@@ -27,7 +29,8 @@ impl Backends {
         };
         Ok(Backends {
             llm,
-            embedder: open_embedder(loaded)?,
+            embedder: open_embedder(&c.embed, &loaded.base_dir)
+                .map_err(|e| BuildError::Embed(e.to_string()))?,
             kmeans: std::sync::OnceLock::new(),
             kmeans_device: c.kmeans.device,
         })
@@ -64,29 +67,32 @@ impl Backends {
     }
 }
 
-/// The configured embedder.
-fn open_embedder(loaded: &Loaded) -> Result<Box<dyn Embedder>, BuildError> {
-    let e = &loaded.config.embed;
-    let fail = |err: crate::embed::EmbedError| BuildError::Embed(err.to_string());
+/// The embedder `e` describes; relative model paths are resolved against `base`.
+pub fn open_embedder(
+    e: &EmbedConfig,
+    base: &Path,
+) -> Result<Box<dyn Embedder>, crate::embed::EmbedError> {
+    let resolve = |p: &Path| {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            base.join(p)
+        }
+    };
     Ok(match e.backend {
         EmbedBackendKind::Hashed => Box::new(Hashed {
             dims: e.dims.unwrap_or(256),
         }),
         EmbedBackendKind::Onnx => {
-            let library = e.onnx.library.as_ref().map(|p| loaded.resolve(p));
-            Box::new(
-                crate::embed::Onnx::new(
-                    &e.onnx,
-                    &loaded.resolve(&e.onnx.model_dir),
-                    library,
-                    e.dims,
-                )
-                .map_err(fail)?,
-            )
+            let library = e.onnx.library.as_deref().map(resolve);
+            Box::new(crate::embed::Onnx::new(
+                &e.onnx,
+                &resolve(&e.onnx.model_dir),
+                library,
+                e.dims,
+            )?)
         }
-        EmbedBackendKind::Openai => {
-            Box::new(crate::embed::OpenAiEmbed::new(&e.openai, e.dims).map_err(fail)?)
-        }
+        EmbedBackendKind::Openai => Box::new(crate::embed::OpenAiEmbed::new(&e.openai, e.dims)?),
     })
 }
 

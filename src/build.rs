@@ -15,9 +15,10 @@ use crate::diag::{Diagnostics, Warning};
 use crate::error::BuildError;
 use crate::ingest::{self, Document, IngestOptions};
 use crate::kmeans::Matrix;
+use crate::limits::{self, PlatformReport};
 use crate::llm::Card;
 use crate::manifest::{Lock, file_hash};
-use crate::output::{BuildLock, LOCK_FILE, WriteStats, write_output};
+use crate::output::{BuildLock, LOCK_FILE, Layout, WriteStats, write_output};
 use crate::progress::Progress;
 use crate::records::{read_record, record_name, save_records};
 use crate::stage::hierarchy::{HierarchyInput, build_tree};
@@ -39,18 +40,6 @@ pub struct BuildOptions {
     pub full: bool,
     /// Work out what would be recomputed; write nothing.
     pub dry_run: bool,
-    /// Return the in-memory tree, cards and vectors (for `eval` and `ask`); never takes the
-    /// up-to-date shortcut.
-    pub keep_artifacts: bool,
-}
-
-/// What a build holds in memory at the end: enough to navigate without re-reading the output.
-#[derive(Debug, Clone)]
-pub struct Artifacts {
-    pub docs: Vec<Document>,
-    pub cards: Vec<Card>,
-    pub doc_vectors: Matrix,
-    pub tree: Tree,
 }
 
 /// How the tree was obtained.
@@ -88,26 +77,45 @@ pub struct BuildReport {
     /// Wall seconds per step.
     pub timings: BTreeMap<&'static str, f64>,
     pub files: WriteStats,
+    /// What hosted skill platforms cap: skills, and files and bytes per skill.
+    pub platform: PlatformReport,
     pub warning_list: Vec<Warning>,
     /// With `--dry-run`: every result that would be computed, and why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<Vec<Miss>>,
-    /// With `keep_artifacts`.
-    #[serde(skip)]
-    pub artifacts: Option<Box<Artifacts>>,
 }
 
-/// Refuses an output folder that contains a corpus path (building would replace the sources).
-fn check_overlap(out: &Path, sources: &[PathBuf]) -> Result<(), BuildError> {
+impl BuildOptions {
+    /// Where the output's files go (the skills folder resolved against the config's folder).
+    pub fn layout(&self) -> Layout {
+        let skills = self.loaded.config.output.skills_dir.as_ref();
+        Layout::new(&self.out_dir, skills.map(|d| self.loaded.resolve(d)))
+    }
+}
+
+/// Refuses an output folder (or skills folder) that contains a corpus path (building would
+/// replace the sources), and a skills folder inside the output folder.
+fn check_overlap(layout: &Layout, sources: &[PathBuf]) -> Result<(), BuildError> {
     let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    let out_abs = abs(out);
-    for s in sources {
-        if abs(s).starts_with(&out_abs) {
-            return Err(BuildError::OutputOverlapsCorpus {
-                out: out.to_path_buf(),
-                source_path: s.clone(),
-            });
+    let outs = std::iter::once(&layout.out).chain(&layout.skills_dir);
+    for out in outs {
+        let out_abs = abs(out);
+        for s in sources {
+            if abs(s).starts_with(&out_abs) {
+                return Err(BuildError::OutputOverlapsCorpus {
+                    out: out.to_path_buf(),
+                    source_path: s.clone(),
+                });
+            }
         }
+    }
+    if let Some(dir) = &layout.skills_dir
+        && abs(dir).starts_with(abs(&layout.out))
+    {
+        return Err(BuildError::SkillsInsideOutput {
+            out: layout.out.clone(),
+            skills: dir.clone(),
+        });
     }
     Ok(())
 }
@@ -164,7 +172,8 @@ fn build_on(
     let start = Instant::now();
     let cfg = &opts.loaded.config;
     let ingest_opts = IngestOptions::from_config(&opts.loaded, &opts.out_dir, &opts.display_base);
-    check_overlap(&opts.out_dir, &ingest_opts.paths)?;
+    let layout = opts.layout();
+    check_overlap(&layout, &ingest_opts.paths)?;
     crate::output::check_replaceable(&opts.out_dir)?;
     let _lock = if opts.dry_run {
         None
@@ -181,7 +190,6 @@ fn build_on(
     };
     if !opts.full
         && !opts.dry_run
-        && !opts.keep_artifacts
         && let Some(report) = up_to_date(opts, backends, start)?
     {
         return Ok(report);
@@ -279,17 +287,23 @@ fn build_on(
         &tree,
         docs,
         &cards,
+        &doc_vectors,
         opts,
         backends,
         &corpus.sources,
         fallbacks.len(),
     );
     diags.warnings.extend(fallbacks);
+    let platform = limits::measure(files.iter().map(|(k, v)| (k.as_str(), v.len() as u64)));
+    for w in &platform.warnings {
+        progress.warning(w);
+    }
     laps.lap("render");
     let written = if opts.dry_run {
         WriteStats::default()
     } else {
-        let w = write_output(&opts.out_dir, &files)?;
+        let previous = crate::check::read_lock(&opts.out_dir)?;
+        let w = write_output(&layout, &files, previous.as_ref())?;
         save_records(&memo, &opts.out_dir, &tree, docs, cfg, &exec)?;
         w
     };
@@ -311,16 +325,9 @@ fn build_on(
         stages: exec.counts.clone(),
         timings: laps.timings,
         files: written,
+        platform,
         warning_list: diags.warnings,
         dry_run: opts.dry_run.then(|| exec.misses().to_vec()),
-        artifacts: opts.keep_artifacts.then(|| {
-            Box::new(Artifacts {
-                docs: corpus.documents.clone(),
-                cards,
-                doc_vectors,
-                tree,
-            })
-        }),
     })
 }
 
@@ -338,7 +345,12 @@ fn up_to_date(
     if lock.models != models || lock.fallbacks > 0 {
         return Ok(None);
     }
-    let nav = lock.outputs.keys().filter(|k| k.ends_with(".md")).count();
+    let nav = lock
+        .outputs
+        .keys()
+        .filter(|k| k.ends_with("/SKILL.md") || k.ends_with("/INDEX.md"))
+        .filter(|k| !k.contains("/docs/"))
+        .count();
     let skills = lock
         .outputs
         .keys()
@@ -364,9 +376,9 @@ fn up_to_date(
             unchanged: lock.outputs.len() + 1,
             removed: 0,
         },
+        platform: crate::check::platform(&opts.out_dir, &lock),
         warning_list: Vec::new(),
         dry_run: None,
-        artifacts: None,
     }))
 }
 
@@ -453,36 +465,34 @@ fn prompt_versions(b: &Backends) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// Every output file (navigation files, documents.json, entity_index.json, c2s.lock).
+/// Every output file (navigation and document files, documents.json, the serving data, the
+/// entity indexes, c2s.lock) and the number of navigation files.
+#[allow(clippy::too_many_arguments)]
 fn render_files(
     tree: &Tree,
     docs: &[Document],
     cards: &[Card],
+    doc_vectors: &Matrix,
     opts: &BuildOptions,
     backends: &Backends,
     sources: &[ingest::SourceFile],
     fallbacks: usize,
 ) -> (BTreeMap<String, Vec<u8>>, usize) {
     let cfg = &opts.loaded.config;
-    let mut files: BTreeMap<String, Vec<u8>> = render::nav_files(tree, docs, cards)
-        .into_iter()
-        .map(|(k, v)| (k, v.into_bytes()))
-        .collect();
-    let navigation_files = files.len();
-    files.insert(
-        "documents.json".into(),
-        render::documents_json(docs, cards).into_bytes(),
-    );
-    let index = enrich::entity_index(tree);
-    files.insert(
-        "entity_index.json".into(),
-        render::entity_index_json(&index).into_bytes(),
-    );
+    let ctx = render::Ctx::new(tree, docs, cards);
+    let index = enrich::entity_index(tree, docs, cards);
+    let (mut files, navigation_files) = render::all_files(&ctx, doc_vectors, &index);
     let lock = Lock {
         c2s_version: env!("CARGO_PKG_VERSION").to_string(),
         config_hash: cfg.hash(&opts.loaded.base_dir),
         prompt_versions: prompt_versions(backends),
         models: lock_models(backends),
+        embed: Some(crate::manifest::serve_embed(&opts.loaded, &opts.out_dir)),
+        skills_dir: opts.layout().skills_dir.map(|d| {
+            crate::manifest::relative_path(&opts.out_dir, &d)
+                .to_string_lossy()
+                .replace('\\', "/")
+        }),
         documents: docs.len(),
         levels: tree.levels,
         fallbacks,

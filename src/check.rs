@@ -10,7 +10,7 @@ use crate::config::Loaded;
 use crate::error::BuildError;
 use crate::ingest::{IngestOptions, scan_sources};
 use crate::manifest::{Lock, file_hash};
-use crate::output::{LOCK_FILE, list_files};
+use crate::output::{LOCK_FILE, Layout, skill_names};
 
 /// Everything that makes the output stale.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
@@ -26,6 +26,8 @@ pub struct Staleness {
     /// Files in the output that the build did not write.
     pub outputs_unexpected: Vec<String>,
     pub config_changed: bool,
+    /// The skills folder of the config differs from the one the output was written to.
+    pub skills_dir_changed: bool,
     /// (built by, running) when the c2s versions differ.
     pub version_changed: Option<(String, String)>,
 }
@@ -81,12 +83,14 @@ pub fn staleness(
         &mut st.sources_modified,
         &mut st.sources_deleted,
     );
-    let on_disk: BTreeSet<String> = list_files(out)?
+    let layout = Layout::of_lock(out, &lock);
+    let on_disk: BTreeSet<String> = layout
+        .files_on_disk(&skill_names(lock.outputs.keys()))?
         .into_iter()
         .filter(|f| f != LOCK_FILE)
         .collect();
     for (path, hash) in &lock.outputs {
-        match std::fs::read(out.join(path)) {
+        match std::fs::read(layout.path(path)) {
             Ok(bytes) if &file_hash(&bytes) == hash => {}
             Ok(_) => st.outputs_modified.push(path.clone()),
             Err(_) => st.outputs_missing.push(path.clone()),
@@ -97,6 +101,8 @@ pub fn staleness(
         .filter(|f| !lock.outputs.contains_key(f))
         .collect();
     st.config_changed = lock.config_hash != cfg.hash(&loaded.base_dir);
+    let wanted = cfg.output.skills_dir.as_ref().map(|d| loaded.resolve(d));
+    st.skills_dir_changed = Layout::new(out, wanted) != layout;
     let running = env!("CARGO_PKG_VERSION");
     if lock.c2s_version != running {
         st.version_changed = Some((lock.c2s_version.clone(), running.to_string()));
@@ -148,9 +154,26 @@ pub fn render(st: &Staleness, out: &str, fix: &str) -> String {
     if st.config_changed {
         s.push_str("  configuration changed since the last build\n");
     }
+    if st.skills_dir_changed {
+        s.push_str("  the skills folder (output.skills_dir) changed since the last build\n");
+    }
     if let Some((built, running)) = &st.version_changed {
         s.push_str(&format!("  built by c2s {built}, this is c2s {running}\n"));
     }
     s.push_str(&format!("help: run `{fix}` and commit the result\n"));
     s
+}
+
+/// The platform limits report of a built output, from its files on disk.
+pub fn platform(out: &Path, lock: &Lock) -> crate::limits::PlatformReport {
+    let layout = Layout::of_lock(out, lock);
+    let sizes: Vec<(&str, u64)> = lock
+        .outputs
+        .keys()
+        .map(|k| {
+            let len = std::fs::metadata(layout.path(k)).map_or(0, |m| m.len());
+            (k.as_str(), len)
+        })
+        .collect();
+    crate::limits::measure(sizes)
 }

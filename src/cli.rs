@@ -166,6 +166,10 @@ pub struct TargetArgs {
     /// Config file (default: ./c2s.toml).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Write the top-level skill folders into this folder (shared with other skills, e.g.
+    /// `.claude/skills`) instead of OUT/skills (default: output.skills_dir).
+    #[arg(long, value_name = "DIR")]
+    pub skills_dir: Option<PathBuf>,
     /// Override one setting: `--set tree.p=8`, `--set K=5`. Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
@@ -206,6 +210,9 @@ impl TargetArgs {
         if let Some(o) = &self.out {
             cmd.push(format!("--out {}", o.display()));
         }
+        if let Some(d) = &self.skills_dir {
+            cmd.push(format!("--skills-dir {}", d.display()));
+        }
         if let Some(c) = &self.config {
             cmd.push(format!("--config {}", c.display()));
         }
@@ -240,6 +247,9 @@ impl TargetArgs {
             loaded.config.corpus.paths = vec![cwd.join(p)];
         }
         loaded.config.apply_sets(&self.set)?;
+        if let Some(d) = &self.skills_dir {
+            loaded.config.output.skills_dir = Some(cwd.join(d));
+        }
         let out_dir = match &self.out {
             Some(o) => cwd.join(o),
             None => loaded.resolve(&loaded.config.output.dir),

@@ -35,7 +35,6 @@ pub fn build_cmd(args: &BuildArgs, progress: &Progress) -> Result<u8, Error> {
         display_base: target.display_base,
         full: args.full,
         dry_run: args.dry_run,
-        keep_artifacts: false,
     };
     let report = build(&opts, progress)?;
     if args.dry_run {
@@ -72,18 +71,40 @@ fn summary_line(r: &BuildReport) -> String {
     let computed: usize = r.stages.values().map(|s| s.computed).sum();
     let reused: usize = r.stages.values().map(|s| s.reused).sum();
     format!(
-        "{fresh}{} documents → {} skills, {} levels, {} navigation files in {:.2}s ({} computed, {} reused, {} warnings, {} files written) → {}",
-        r.documents,
-        r.skills,
-        r.levels,
-        r.navigation_files,
+        "{fresh}{} → {}, {}, {} in {:.2}s ({} computed, {} reused, {} warnings, {} files written) → {}",
+        plural(r.documents, "document"),
+        plural(r.skills, "skill"),
+        plural(r.levels, "level"),
+        plural(r.navigation_files, "navigation file"),
         r.seconds,
         computed,
         reused,
         r.warnings,
         r.files.written,
         r.output
-    ) + &usage_line(r)
+    ) + &platform_line(r)
+        + &usage_line(r)
+}
+
+/// `; largest skill: N files, B bytes` (what hosted skill platforms cap).
+fn platform_line(r: &BuildReport) -> String {
+    match r.platform.per_skill.iter().max_by_key(|s| s.bytes) {
+        Some(s) => format!(
+            "\n         largest skill {} ({}, {} KiB)",
+            s.name,
+            plural(s.files, "file"),
+            s.bytes.div_ceil(1024)
+        ),
+        None => String::new(),
+    }
+}
+
+fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
 }
 
 /// `; LLM: N calls, X in / Y out tokens, cost C` when a remote LLM ran.
@@ -187,6 +208,8 @@ pub fn check_cmd(args: &CheckArgs) -> Result<u8, Error> {
     let st = crate::check::staleness(&target.loaded, &target.out_dir, &target.display_base)?;
     let out = crate::ingest::display(&target.out_dir, &target.display_base);
     let fix = args.target.build_command();
+    let platform = crate::check::read_lock(&target.out_dir)?
+        .map(|lock| crate::check::platform(&target.out_dir, &lock));
     if args.json {
         #[derive(Serialize)]
         struct Json<'a> {
@@ -195,6 +218,8 @@ pub fn check_cmd(args: &CheckArgs) -> Result<u8, Error> {
             #[serde(flatten)]
             findings: &'a crate::check::Staleness,
             fix: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            platform: Option<&'a crate::limits::PlatformReport>,
         }
         let fresh = st.is_fresh();
         let j = Json {
@@ -202,12 +227,18 @@ pub fn check_cmd(args: &CheckArgs) -> Result<u8, Error> {
             output: &out,
             findings: &st,
             fix: (!fresh).then_some(fix.as_str()),
+            platform: platform.as_ref(),
         };
         println!("{}", serde_json::to_string(&j)?);
-    } else if st.is_fresh() {
-        print!("{}", crate::check::render(&st, &out, &fix));
     } else {
-        eprint!("{}", crate::check::render(&st, &out, &fix));
+        if st.is_fresh() {
+            print!("{}", crate::check::render(&st, &out, &fix));
+        } else {
+            eprint!("{}", crate::check::render(&st, &out, &fix));
+        }
+        for w in platform.iter().flat_map(|p| &p.warnings) {
+            eprintln!("warning: {w}");
+        }
     }
     Ok(if st.is_fresh() { EXIT_OK } else { EXIT_STALE })
 }
@@ -246,6 +277,23 @@ fn remove_output(out: &Path, progress: &Progress) -> Result<(), Error> {
         return Ok(());
     }
     crate::output::check_replaceable(out)?;
+    // Skill folders written into a shared skills folder go too: only those the lock lists.
+    if let Some(lock) = crate::check::read_lock(out)? {
+        let layout = crate::output::Layout::of_lock(out, &lock);
+        if let Some(dir) = &layout.skills_dir {
+            for name in crate::output::skill_names(lock.outputs.keys()) {
+                let folder = dir.join(&name);
+                if folder.is_dir() {
+                    std::fs::remove_dir_all(&folder).map_err(|source| Error::Io {
+                        context: "cannot remove",
+                        path: folder.clone(),
+                        source,
+                    })?;
+                    progress.status("Removed", &folder.display().to_string());
+                }
+            }
+        }
+    }
     std::fs::remove_dir_all(out).map_err(|source| Error::Io {
         context: "cannot remove",
         path: out.to_path_buf(),

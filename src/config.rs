@@ -77,6 +77,10 @@ pub struct CorpusConfig {
 pub struct OutputConfig {
     /// Output folder, relative to the config file.
     pub dir: PathBuf,
+    /// Write the top-level skill folders here instead of `<dir>/skills` (a folder shared with
+    /// other skills, such as `.claude/skills`); relative to the config file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skills_dir: Option<PathBuf>,
 }
 
 /// The tree knobs of the method (DESIGN.md §1).
@@ -88,8 +92,12 @@ pub struct TreeConfig {
     /// At most this many top-level skills.
     #[serde(rename = "K", alias = "k")]
     pub k: usize,
-    /// Soft-assignment gap: a node whose top-1 vs top-2 cosine gap is below it gets an `@see` stub.
+    /// Soft-assignment gap: a document whose top-1 vs top-2 cosine gap is below it also appears
+    /// in its second group as an `@see` stub.
     pub tau: f32,
+    /// At most this many `@see` stubs per group (the closest calls first); unset: no cap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_stubs: Option<usize>,
     /// Clusters smaller than this are merged into the nearest centroid.
     pub min_cluster_size: usize,
     /// Exemplar documents listed per non-leaf node.
@@ -138,6 +146,7 @@ impl Default for OutputConfig {
     fn default() -> Self {
         OutputConfig {
             dir: PathBuf::from("c2s-out"),
+            skills_dir: None,
         }
     }
 }
@@ -148,6 +157,7 @@ impl Default for TreeConfig {
             p: 10,
             k: 10,
             tau: 0.05,
+            max_stubs: None,
             min_cluster_size: 3,
             exemplars: 3,
             related_skills: 3,

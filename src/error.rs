@@ -49,6 +49,14 @@ pub enum BuildError {
         "output directory {out} overlaps corpus path {source_path}\n  help: put the output outside the corpus (or the corpus outside the output)"
     )]
     OutputOverlapsCorpus { out: PathBuf, source_path: PathBuf },
+    #[error(
+        "the skills folder {skills} is inside the output folder {out}\n  help: leave output.skills_dir unset to keep the skills in the output, or point it outside (e.g. .claude/skills)"
+    )]
+    SkillsInsideOutput { out: PathBuf, skills: PathBuf },
+    #[error(
+        "refusing to write the skill folder {path}: it exists and this output's c2s.lock does not list it (another skill of the same name?)\n  help: rename or move that folder, or choose another output.skills_dir"
+    )]
+    SkillsClash { path: PathBuf },
     #[error("{context} {path}: {source}")]
     Io {
         context: &'static str,
@@ -77,6 +85,31 @@ impl BuildError {
     }
 }
 
+/// Errors in opening a compiled output for serving (`ask`, `mcp`, `eval`).
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(
+        "{path} is not a compiled c2s output: {why}\n  help: run `c2s build` first, or pass --out DIR naming the folder that holds c2s.lock"
+    )]
+    NotOutput { path: PathBuf, why: String },
+    #[error(
+        "{path}: {message}\n  help: rebuild the output with `c2s build` (the file was edited, or written by another c2s version)"
+    )]
+    Corrupt { path: PathBuf, message: String },
+    #[error("{context} {path}: {source}")]
+    Io {
+        context: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot embed the question the way {out} was built: {message}\n  help: {help}")]
+    Embedder {
+        out: PathBuf,
+        message: String,
+        help: String,
+    },
+}
+
 /// Top-level error of a c2s command.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -84,6 +117,8 @@ pub enum Error {
     Config(#[from] ConfigError),
     #[error(transparent)]
     Build(#[from] BuildError),
+    #[error(transparent)]
+    Serve(#[from] ServeError),
     #[error("{context} {path}: {source}")]
     Io {
         context: &'static str,

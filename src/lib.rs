@@ -20,6 +20,7 @@ pub mod eval;
 pub mod http;
 pub mod ingest;
 pub mod kmeans;
+pub mod limits;
 pub mod llm;
 pub mod manifest;
 pub mod output;

@@ -2,10 +2,14 @@
 
 use std::collections::BTreeMap;
 
+use std::path::{Component, Path, PathBuf};
+
 use serde::{Deserialize, Serialize};
 
+use crate::config::{EmbedBackendKind, EmbedConfig, Loaded, OnnxConfig, OpenAiEmbedConfig};
+
 /// The contents of `c2s.lock`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Lock {
     pub c2s_version: String,
     pub config_hash: String,
@@ -13,6 +17,14 @@ pub struct Lock {
     pub prompt_versions: BTreeMap<String, String>,
     /// Model ids per role: `llm`, `embed`.
     pub models: BTreeMap<String, String>,
+    /// The embedder settings of the build, so that `ask` and `mcp` can embed a question the same
+    /// way from the output alone (model paths relative to the output folder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embed: Option<LockEmbed>,
+    /// Where the top-level skill folders were written instead of `skills/` (relative to the
+    /// output folder), when `[output] skills_dir` is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skills_dir: Option<String>,
     /// Number of documents and of cluster levels of the build.
     pub documents: usize,
     pub levels: usize,
@@ -39,5 +51,104 @@ impl Lock {
     /// Renders the lock as pretty JSON with a trailing newline.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("lock serializes") + "\n"
+    }
+}
+
+/// The embedder settings in the lock: the backend and only its own section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LockEmbed {
+    pub backend: EmbedBackendKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dims: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub onnx: Option<OnnxConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub openai: Option<OpenAiEmbedConfig>,
+}
+
+impl LockEmbed {
+    /// The embedder configuration it describes (other sections at their defaults).
+    pub fn config(&self) -> EmbedConfig {
+        let d = EmbedConfig::default();
+        EmbedConfig {
+            backend: self.backend,
+            dims: self.dims,
+            onnx: self.onnx.clone().unwrap_or(d.onnx),
+            openai: self.openai.clone().unwrap_or(d.openai),
+        }
+    }
+}
+
+/// The build's embedder settings, with model paths relative to the output folder (so the lock
+/// is the same in every clone of a repository that holds both).
+pub fn serve_embed(loaded: &Loaded, out: &Path) -> LockEmbed {
+    let e = &loaded.config.embed;
+    let onnx = (e.backend == EmbedBackendKind::Onnx).then(|| {
+        let mut o = e.onnx.clone();
+        o.model_dir = relative_path(out, &loaded.resolve(&o.model_dir));
+        o.library = o
+            .library
+            .as_ref()
+            .map(|l| relative_path(out, &loaded.resolve(l)));
+        o
+    });
+    LockEmbed {
+        backend: e.backend,
+        dims: e.dims,
+        onnx,
+        openai: (e.backend == EmbedBackendKind::Openai).then(|| e.openai.clone()),
+    }
+}
+
+/// `to` relative to the folder `from` when both are on the same root; else `to` as it is.
+pub fn relative_path(from: &Path, to: &Path) -> PathBuf {
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let (from, to) = (abs(from), abs(to));
+    let (a, b) = (normal_components(&from), normal_components(&to));
+    if a.first() != b.first() {
+        return to;
+    }
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut rel = PathBuf::new();
+    for _ in common..a.len() {
+        rel.push("..");
+    }
+    for c in &b[common..] {
+        rel.push(c);
+    }
+    rel
+}
+
+/// The absolute form of a path, with `.` dropped and `name/..` folded (lexically).
+pub fn normalize_path(p: &Path) -> PathBuf {
+    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    normal_components(&abs).into_iter().collect()
+}
+
+/// The components of a path with `.` dropped and `name/..` folded.
+fn normal_components(p: &Path) -> Vec<Component<'_>> {
+    let mut v: Vec<Component> = Vec::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir if matches!(v.last(), Some(Component::Normal(_))) => {
+                v.pop();
+            }
+            c => v.push(c),
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths() {
+        let r = relative_path(Path::new("/repo/out"), Path::new("/repo/models/m"));
+        assert_eq!(r, PathBuf::from("../models/m"));
+        let r = relative_path(Path::new("/repo/a/../out"), Path::new("/repo/out/x"));
+        assert_eq!(r, PathBuf::from("x"));
     }
 }

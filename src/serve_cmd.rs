@@ -1,51 +1,91 @@
 //! The serve-phase commands: `c2s ask` (the LLM agent, or `--offline` the navigator) and
 //! `c2s mcp` (the tools over stdio for any MCP client).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::EXIT_OK;
-use crate::build::{BuildOptions, build};
-use crate::cli::{AskArgs, McpArgs};
-use crate::config::{LlmBackendKind, Loaded};
-use crate::error::{BuildError, Error};
+use crate::cli::{AskArgs, McpArgs, TargetArgs};
+use crate::config::{Config, LlmBackendKind, Loaded};
+use crate::error::{BuildError, ConfigError, Error, ServeError};
+use crate::output::LOCK_FILE;
 use crate::progress::Progress;
 use crate::serve::agent::Agent;
+use crate::serve::compiled::{Compiled, read_lock};
+
+/// What a serve command works on: the output folder, and the configuration (a config file when
+/// there is one, else the defaults with `--set` applied: the output alone is enough to serve).
+struct ServeTarget {
+    out: PathBuf,
+    loaded: Loaded,
+}
+
+fn serve_target(args: &TargetArgs) -> Result<ServeTarget, Error> {
+    match args.resolve() {
+        Ok(t) => Ok(ServeTarget {
+            out: t.out_dir,
+            loaded: t.loaded,
+        }),
+        Err(ConfigError::NotFound { dir }) => {
+            let out = match &args.out {
+                Some(o) => dir.join(o),
+                None if dir.join("c2s-out").join(LOCK_FILE).is_file() => dir.join("c2s-out"),
+                None => {
+                    return Err(ServeError::NotOutput {
+                        path: dir,
+                        why: "there is no c2s.toml here and no --out DIR was given".into(),
+                    }
+                    .into());
+                }
+            };
+            let mut config = Config::default();
+            config.apply_sets(&args.set)?;
+            Ok(ServeTarget {
+                out,
+                loaded: Loaded {
+                    config,
+                    base_dir: dir,
+                    path: None,
+                },
+            })
+        }
+        Err(e) => Err(e.into()),
+    }
+}
 
 pub fn ask_cmd(args: &AskArgs, progress: &Progress) -> Result<u8, Error> {
-    let target = args.target.resolve()?;
-    let agent_llm = target.loaded.config.agent.llm(&target.loaded.config.llm);
+    let target = serve_target(&args.target)?;
+    let config = &target.loaded.config;
+    let agent_llm = config.agent.llm(&config.llm);
     if !args.offline && agent_llm.backend != LlmBackendKind::Extractive {
-        return agent_ask(args, &target.loaded, &target.out_dir, progress);
+        return agent_ask(args, &target.loaded, &target.out, progress);
     }
-    let quiet = Progress::new(true);
-    let opts = BuildOptions {
-        loaded: target.loaded.clone(),
-        out_dir: target.out_dir,
-        display_base: target.display_base,
-        full: false,
-        dry_run: true,
-        keep_artifacts: true,
-    };
     let clock = std::time::Instant::now();
-    let report = build(&opts, &quiet)?;
-    let a = report.artifacts.expect("artifacts were asked for");
+    let compiled = Compiled::open(&target.out)?;
     if !args.offline {
         progress.status(
             "Note",
             "no LLM backend is configured ([llm] backend = \"extractive\"); using the offline navigator",
         );
     }
-    let backends = crate::build::Backends::from_config(&target.loaded)?;
-    let qv = backends
-        .embedder
+    let embedder = compiled.query_embedder(Some(&target.loaded))?;
+    let qv = embedder
         .embed(&[args.question.as_str()])
-        .map_err(|e| crate::error::BuildError::Embed(e.to_string()))?
+        .map_err(|e| ServeError::Embedder {
+            out: target.out.clone(),
+            message: e.to_string(),
+            help: "check the embedder settings recorded in c2s.lock".into(),
+        })?
         .remove(0);
-    let nav = crate::serve::navigator::Navigator::new(&a);
+    let nav = crate::serve::navigator::Navigator::new(&compiled);
+    let kind = compiled
+        .lock
+        .embed
+        .as_ref()
+        .map_or(config.embed.backend, |e| e.backend);
     let r = nav.navigate(
         &args.question,
         &qv,
-        &crate::commands::nav_params(&args.nav, args.fallback, target.loaded.config.embed.backend),
+        &crate::commands::nav_params(&args.nav, args.fallback, kind),
     );
     if args.json {
         println!("{}", serde_json::to_string(&r)?);
@@ -140,23 +180,16 @@ fn agent_ask(
 }
 
 fn require_output(out: &Path) -> Result<(), Error> {
-    if out.join("documents.json").is_file() {
-        return Ok(());
-    }
-    Err(BuildError::io(
-        "no compiled output at",
-        out,
-        std::io::Error::other("run `c2s build` first (or pass --out DIR)"),
-    )
-    .into())
+    read_lock(out)?;
+    Ok(())
 }
 
 /// `c2s mcp`: serves the output's tools and skills over stdio until the client disconnects.
 pub fn mcp_cmd(args: &McpArgs) -> Result<u8, Error> {
-    let target = args.target.resolve()?;
-    require_output(&target.out_dir)?;
+    let target = serve_target(&args.target)?;
+    require_output(&target.out)?;
     let stdin = std::io::stdin();
-    crate::serve::mcp::serve(&target.out_dir, stdin.lock(), std::io::stdout())
+    crate::serve::mcp::serve(&target.out, stdin.lock(), std::io::stdout())
         .map_err(BuildError::Llm)?;
     Ok(EXIT_OK)
 }

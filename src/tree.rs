@@ -9,9 +9,9 @@ pub struct Node {
     pub level: usize,
     /// Child nodes (level > 1), as indices into `Tree::nodes`.
     pub children: Vec<usize>,
-    /// Member documents (level 1), as indices into the document list.
+    /// Member documents (leaves), as indices into the document list.
     pub docs: Vec<usize>,
-    /// Documents that live elsewhere but nearly belong here (`@see` stubs), level 1 only.
+    /// Documents that live elsewhere but nearly belong here (`@see` stubs), leaves only.
     pub see_also: Vec<usize>,
     pub summary: String,
     pub label: String,
@@ -72,7 +72,7 @@ impl Tree {
         format!("{}/{}", self.nodes[node].path, name)
     }
 
-    /// The leaf (level-1) node each document lives in.
+    /// The leaf node each document lives in (`None` for a document in no leaf).
     pub fn home_leaf(&self, num_docs: usize) -> Vec<Option<usize>> {
         let mut home = vec![None; num_docs];
         for (i, n) in self.nodes.iter().enumerate() {
@@ -81,6 +81,93 @@ impl Tree {
             }
         }
         home
+    }
+
+    /// The top-level skill a node belongs to.
+    pub fn root_of(&self, mut node: usize) -> usize {
+        while let Some(p) = self.nodes[node].parent {
+            node = p;
+        }
+        node
+    }
+
+    /// Keeps the nodes marked `alive` and renumbers them; children, parents and roots that
+    /// point at removed nodes are dropped.
+    pub fn retain(&mut self, alive: &[bool]) {
+        let mut new_index = vec![usize::MAX; self.nodes.len()];
+        let mut nodes = Vec::with_capacity(self.nodes.len());
+        for (i, node) in std::mem::take(&mut self.nodes).into_iter().enumerate() {
+            if alive[i] {
+                new_index[i] = nodes.len();
+                nodes.push(node);
+            }
+        }
+        let map = |v: &[usize]| -> Vec<usize> {
+            v.iter()
+                .filter(|&&c| new_index[c] != usize::MAX)
+                .map(|&c| new_index[c])
+                .collect()
+        };
+        for node in &mut nodes {
+            node.children = map(&node.children);
+            node.related = map(&node.related);
+            node.parent = node
+                .parent
+                .map(|p| new_index[p])
+                .filter(|&p| p != usize::MAX);
+        }
+        self.roots = map(&self.roots);
+        self.nodes = nodes;
+        self.levels = self.nodes.iter().map(|n| n.level).max().unwrap_or(0);
+    }
+
+    /// Removes trivial levels: a node with a single child is replaced by that child (which takes
+    /// over its folder name, so a warm start keeps the path of the folder it replaces), and a lone
+    /// top-level skill hands its children up when they fit in `max_roots`. Returns how many
+    /// nodes were folded away.
+    pub fn fold_single_children(&mut self, max_roots: usize) -> usize {
+        let mut alive = vec![true; self.nodes.len()];
+        let mut folded = 0;
+        loop {
+            let single =
+                (0..self.nodes.len()).find(|&i| alive[i] && self.nodes[i].children.len() == 1);
+            if let Some(p) = single {
+                let c = self.nodes[p].children[0];
+                let parent = self.nodes[p].parent;
+                let folder = std::mem::take(&mut self.nodes[p].folder);
+                if !folder.is_empty() {
+                    self.nodes[c].folder = folder;
+                }
+                self.nodes[c].parent = parent;
+                let siblings = match parent {
+                    Some(g) => &mut self.nodes[g].children,
+                    None => &mut self.roots,
+                };
+                for s in siblings.iter_mut().filter(|s| **s == p) {
+                    *s = c;
+                }
+                alive[p] = false;
+                folded += 1;
+                continue;
+            }
+            if let [root] = self.roots[..] {
+                let kids = self.nodes[root].children.clone();
+                if !kids.is_empty() && kids.len() <= max_roots {
+                    for &k in &kids {
+                        self.nodes[k].parent = None;
+                    }
+                    self.roots = kids;
+                    alive[root] = false;
+                    folded += 1;
+                    continue;
+                }
+            }
+            break;
+        }
+        if folded > 0 {
+            self.retain(&alive);
+        }
+        folded
     }
 }
 

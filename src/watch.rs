@@ -74,7 +74,6 @@ fn run_build(target: &Target, progress: &Progress, graph: &mut Graph) {
         display_base: target.display_base.clone(),
         full: false,
         dry_run: false,
-        keep_artifacts: false,
     };
     match build_with(&opts, progress, graph) {
         Ok(r) => progress.status(

@@ -10,13 +10,14 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::build::{Artifacts, Backends, BuildOptions, build_using};
+use crate::build::{Backends, BuildOptions, build_using};
 use crate::config::Loaded;
 use crate::embed::Embedder;
 use crate::error::BuildError;
 use crate::progress::Progress;
 use crate::retrieval::{Bm25, dense_scores, rrf, top_k};
 use crate::serve::agent::Agent;
+use crate::serve::compiled::Compiled;
 use crate::serve::navigator::{NavParams, Navigator, extractive_answer};
 use bootstrap::{Comparison, paired_bootstrap};
 use metrics::{exact_match, hit_at, mrr_at, ndcg_at, recall_at, token_f1};
@@ -123,7 +124,7 @@ pub fn run(
     opts: &EvalOptions,
     backends: &Backends,
     progress: &Progress,
-) -> Result<Report, BuildError> {
+) -> Result<Report, crate::error::Error> {
     let embedder = backends.embedder.as_ref();
     let corpus = opts.data.join("corpus.jsonl");
     let queries = load_queries(&opts.data.join("queries.jsonl"), opts.limit)?;
@@ -135,10 +136,10 @@ pub fn run(
         display_base: opts.display_base.clone(),
         full: false,
         dry_run: false,
-        keep_artifacts: true,
     };
-    let report = build_using(&bo, progress, backends)?;
-    let a = report.artifacts.expect("artifacts were asked for");
+    build_using(&bo, progress, backends)?;
+    // What is evaluated is what the build shipped: the output, opened as `c2s ask` opens it.
+    let a = Compiled::open(&opts.out_dir)?;
     progress.status(
         "Evaluating",
         &format!("{} queries × {} methods", queries.len(), opts.methods.len()),
@@ -185,7 +186,7 @@ pub fn run(
 
 /// Indexes built once per evaluation.
 struct Context<'a> {
-    a: &'a Artifacts,
+    a: &'a Compiled,
     nav: Navigator<'a>,
     params: NavParams,
     text_bm25: Bm25,
@@ -195,7 +196,7 @@ struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
-    fn new(a: &'a Artifacts, _embedder: &dyn Embedder, params: NavParams) -> Context<'a> {
+    fn new(a: &'a Compiled, _embedder: &dyn Embedder, params: NavParams) -> Context<'a> {
         let texts: Vec<String> = a
             .docs
             .iter()

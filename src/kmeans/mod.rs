@@ -40,6 +40,16 @@ impl Matrix {
     }
 
     #[inline]
+    /// The normalized mean of the given rows.
+    pub fn centroid(&self, rows: &[usize]) -> Vec<f32> {
+        let mut c = vec![0.0f32; self.dims];
+        for &r in rows {
+            c.iter_mut().zip(self.row(r)).for_each(|(a, x)| *a += x);
+        }
+        normalize(&mut c);
+        c
+    }
+
     pub fn row(&self, i: usize) -> &[f32] {
         &self.data[i * self.dims..(i + 1) * self.dims]
     }

@@ -17,7 +17,7 @@ use crate::llm::wire;
 /// The system prompt: grounding rule, navigation habits, answer format.
 pub const SYSTEM_PROMPT: &str = include_str!("agent_prompt.txt");
 const NUDGE: &str = "You stopped without calling a tool or answering. Call a tool to keep navigating, or give your final answer now, citing the documents you fetched.";
-const GROUND: &str = "You answered without fetching any document. Claims must come from documents fetched with get_document: navigate the skills (cat their SKILL.md), fetch the relevant documents, then answer again.";
+const GROUND: &str = "You answered without opening any document. Claims must come from documents you opened (get_document, or cat of a docs/<id>.md file): navigate the skills (cat their SKILL.md), open the relevant documents, then answer again.";
 
 /// One step of the trace.
 #[derive(Debug, Clone, Serialize)]
@@ -99,7 +99,7 @@ impl Agent {
             url: wire::endpoint(cfg.backend, &base),
             settings: cfg.stage("agent"),
             max_turns: max_turns.max(1),
-            skills: top_skills(out),
+            skills: top_skills(&tools),
             tools,
         })
     }
@@ -173,16 +173,23 @@ impl Agent {
                     Ok(t) => (t.clone(), false),
                     Err(e) => (format!("error: {e}"), true),
                 };
-                if name == "get_document" && !is_err {
-                    let doc_id = text
+                // A document is opened by get_document, or by reading its file.
+                let opened = match name.as_str() {
+                    "get_document" => text
                         .lines()
                         .next()
                         .and_then(|l| l.strip_prefix("id: "))
-                        .unwrap_or("")
-                        .to_string();
-                    if fetched_set.insert(doc_id.clone()) {
-                        out.fetched.push(doc_id);
-                    }
+                        .map(str::to_string),
+                    "cat" => args
+                        .get("path")
+                        .and_then(Value::as_str)
+                        .and_then(|p| self.tools.document_of(p)),
+                    _ => None,
+                };
+                if let Some(doc_id) = opened.filter(|_| !is_err)
+                    && fetched_set.insert(doc_id.clone())
+                {
+                    out.fetched.push(doc_id);
                 }
                 out.bytes_read += text.len();
                 let mut e = entry(turn, "tool");
@@ -378,18 +385,9 @@ pub fn cited(answer: &str, fetched: &[String]) -> Vec<String> {
 }
 
 /// `(name, description)` of each top-level skill, from its SKILL.md frontmatter.
-pub fn top_skills(out: &Path) -> Vec<(String, String)> {
+pub fn top_skills(tools: &Tools) -> Vec<(String, String)> {
     let mut skills = Vec::new();
-    let Ok(rd) = std::fs::read_dir(out.join("skills")) else {
-        return skills;
-    };
-    let mut dirs: Vec<_> = rd
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
-    for d in dirs {
+    for (_, d) in tools.skill_folders() {
         let Ok(text) = std::fs::read_to_string(d.join("SKILL.md")) else {
             continue;
         };

@@ -15,10 +15,7 @@ pub const PROTOCOL_VERSION: &str = "2025-06-18";
 /// Serves until stdin closes.
 pub fn serve(out: &Path, input: impl BufRead, mut output: impl Write) -> Result<(), String> {
     let tools = Tools::open(out).map_err(|e| e.to_string())?;
-    let server = Server {
-        tools,
-        out: out.to_path_buf(),
-    };
+    let server = Server { tools };
     for line in input.lines() {
         let line = line.map_err(|e| format!("stdin: {e}"))?;
         if line.trim().is_empty() {
@@ -34,7 +31,6 @@ pub fn serve(out: &Path, input: impl BufRead, mut output: impl Write) -> Result<
 
 struct Server {
     tools: Tools,
-    out: std::path::PathBuf,
 }
 
 impl Server {
@@ -87,7 +83,7 @@ impl Server {
     }
 
     fn resources_list(&self) -> Value {
-        let resources: Vec<Value> = top_skills(&self.out)
+        let resources: Vec<Value> = top_skills(&self.tools)
             .into_iter()
             .map(|(name, desc)| {
                 json!({"uri": format!("c2s://skills/{name}/SKILL.md"), "name": name,

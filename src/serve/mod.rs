@@ -2,6 +2,7 @@
 //! agent with its sandboxed tools, and the MCP server.
 
 pub mod agent;
+pub mod compiled;
 pub mod mcp;
 pub mod navigator;
 pub mod tools;

@@ -4,10 +4,9 @@
 
 use serde::Serialize;
 
-use crate::build::Artifacts;
+use super::compiled::Compiled;
 use crate::kmeans::{Matrix, normalize};
 use crate::retrieval::{Bm25, dense_scores, rrf, terms, top_k};
-use crate::stage::render::nav_file;
 use crate::text::{distinctiveness, plain_text, sentences};
 
 /// Search knobs.
@@ -54,7 +53,7 @@ pub struct NavResult {
 
 /// A compiled tree prepared for navigation.
 pub struct Navigator<'a> {
-    a: &'a Artifacts,
+    a: &'a Compiled,
     node_vectors: Matrix,
     node_bm25: Bm25,
     row_bm25: Bm25,
@@ -63,7 +62,7 @@ pub struct Navigator<'a> {
 
 /// What BM25 routes on for a node: its label, summary, entities and doc types, plus the titles
 /// one-lines and phrases of the documents below it (the rows its subtree lists).
-fn routing_text(a: &Artifacts, node: usize) -> String {
+fn routing_text(a: &Compiled, node: usize) -> String {
     let n = &a.tree.nodes[node];
     let mut t = format!(
         "{} {} {} {}",
@@ -94,7 +93,7 @@ fn zscores(xs: &[f32]) -> Vec<f32> {
 }
 
 impl<'a> Navigator<'a> {
-    pub fn new(a: &'a Artifacts) -> Navigator<'a> {
+    pub fn new(a: &'a Compiled) -> Navigator<'a> {
         let t = &a.tree;
         let mut node_vectors = Matrix::new(a.doc_vectors.dims);
         let mut routing = Vec::with_capacity(t.nodes.len());
@@ -114,9 +113,7 @@ impl<'a> Navigator<'a> {
             .iter()
             .map(|c| format!("{} {} {}", c.title, c.one_line, c.phrases.join(" ")))
             .collect();
-        let nav_bytes = (0..t.nodes.len())
-            .map(|i| nav_file(t, i, &a.docs, &a.cards).len())
-            .collect();
+        let nav_bytes = a.nav_bytes.clone();
         Navigator {
             a,
             node_vectors,
@@ -155,10 +152,15 @@ impl<'a> Navigator<'a> {
         let root_beam = beam.iter().map(|&n| t.nodes[n].path.clone()).collect();
         let mut path = Vec::new();
         let mut nav_bytes = 0;
+        let mut read = vec![false; t.nodes.len()];
         loop {
+            // Leaves reached early stay in the beam while deeper branches descend; each
+            // navigation file is read once.
             for &n in &beam {
-                path.push(t.nav_file(n));
-                nav_bytes += self.nav_bytes[n];
+                if !std::mem::replace(&mut read[n], true) {
+                    path.push(t.nav_file(n));
+                    nav_bytes += self.nav_bytes[n];
+                }
             }
             let children: Vec<usize> = beam
                 .iter()

@@ -24,8 +24,20 @@ pub struct ToolError(pub String);
 
 /// The tools, bound to one output folder.
 pub struct Tools {
-    root: PathBuf,
+    /// Where each part of the output tree lives: the output folder at `""`, and, for an output
+    /// whose skills were written into a shared skills folder, each skill folder it owns at
+    /// `skills/<name>`. Real paths are canonical.
+    mounts: Vec<(String, PathBuf)>,
     docs: BTreeMap<String, (String, String)>,
+    /// Ids of folded duplicates → the id of the document they were folded into.
+    aliases: BTreeMap<String, String>,
+}
+
+/// A path the tools accepted: a real file or folder (and how it is shown), or `skills/` when
+/// the skill folders live elsewhere (a folder that exists only as the list of its mounts).
+enum Place {
+    Real(PathBuf),
+    SkillsFolder,
 }
 
 /// The tools' JSON schemas: `(name, description, parameters)`.
@@ -38,12 +50,12 @@ pub fn specs() -> Vec<(&'static str, &'static str, Value)> {
         ),
         (
             "cat",
-            "Read a SKILL.md or INDEX.md navigation file (capped; long files are cut with a notice).",
+            "Read a navigation file (SKILL.md, INDEX.md, entities.md, entity_index.md) or a document file (docs/<id>.md); capped, long files are cut with a notice.",
             json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
         ),
         (
             "grep",
-            "Search navigation files with a regular expression; returns path:line: text.",
+            "Search the output's files (navigation and document files) with a regular expression; returns path:line: text.",
             json!({"type": "object", "properties": {"pattern": {"type": "string"}, "path": {"type": "string", "description": "file or folder (default: all)"}, "ignore_case": {"type": "boolean"}}, "required": ["pattern"]}),
         ),
         (
@@ -68,19 +80,63 @@ impl Tools {
         })?;
         let v: Value =
             serde_json::from_slice(&raw).map_err(|e| ToolError(format!("documents.json: {e}")))?;
-        let docs = v
-            .as_object()
-            .map(|m| {
-                m.iter()
-                    .map(|(id, d)| {
-                        let title = d["title"].as_str().unwrap_or_default().to_string();
-                        let text = d["text"].as_str().unwrap_or_default().to_string();
-                        (id.clone(), (title, text))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        Ok(Tools { root, docs })
+        let mut mounts = vec![(String::new(), root.clone())];
+        if let Ok(lock) = super::compiled::read_lock(&root) {
+            let layout = crate::output::Layout::of_lock(&root, &lock);
+            if let Some(dir) = &layout.skills_dir {
+                for name in crate::output::skill_names(lock.outputs.keys()) {
+                    if let Ok(real) = dir.join(&name).canonicalize() {
+                        mounts.push((format!("{}/{name}", crate::output::SKILLS), real));
+                    }
+                }
+            }
+        }
+        let mut docs = BTreeMap::new();
+        let mut aliases = BTreeMap::new();
+        for (id, d) in v.as_object().into_iter().flatten() {
+            let title = d["title"].as_str().unwrap_or_default().to_string();
+            let text = d["text"].as_str().unwrap_or_default().to_string();
+            for a in d["aliases"].as_array().into_iter().flatten() {
+                if let Some(a) = a.as_str() {
+                    aliases.insert(a.to_string(), id.clone());
+                }
+            }
+            docs.insert(id.clone(), (title, text));
+        }
+        Ok(Tools {
+            mounts,
+            docs,
+            aliases,
+        })
+    }
+
+    /// The top-level skill folders: `(output path, real folder)`, in name order.
+    pub fn skill_folders(&self) -> Vec<(String, PathBuf)> {
+        let mut out: Vec<(String, PathBuf)> = if self.mounts.len() > 1 {
+            self.mounts[1..].to_vec()
+        } else {
+            let skills = self.mounts[0].1.join(crate::output::SKILLS);
+            let mut v: Vec<(String, PathBuf)> = std::fs::read_dir(&skills)
+                .map(|rd| {
+                    rd.flatten()
+                        .filter(|e| e.path().is_dir())
+                        .map(|e| {
+                            let name = e.file_name().to_string_lossy().into_owned();
+                            (format!("{}/{name}", crate::output::SKILLS), e.path())
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            v.retain(|(_, p)| p.join("SKILL.md").is_file());
+            v
+        };
+        out.sort();
+        out
+    }
+
+    /// Whether the skill folders live outside the output folder.
+    fn shared_skills(&self) -> bool {
+        self.mounts.len() > 1
     }
 
     /// Runs one tool by name with JSON arguments.
@@ -104,8 +160,15 @@ impl Tools {
         }
     }
 
-    /// Resolves a user path inside the root, refusing every way out.
+    /// Resolves a user path inside the output, refusing every way out.
     pub fn resolve(&self, rel: &str) -> Result<PathBuf, ToolError> {
+        match self.place(rel)? {
+            Place::Real(p) => Ok(p),
+            Place::SkillsFolder => Err(ToolError(format!("{rel:?} is a folder; use ls"))),
+        }
+    }
+
+    fn place(&self, rel: &str) -> Result<Place, ToolError> {
         let refuse = |why: &str| Err(ToolError(format!("refused path {rel:?}: {why}")));
         if rel.len() > MAX_PATH_BYTES {
             return refuse("too long");
@@ -117,32 +180,73 @@ impl Tools {
         if p.is_absolute() || rel.starts_with('~') || rel.starts_with('\\') {
             return refuse("paths are relative to the output root");
         }
+        let mut parts: Vec<&str> = Vec::new();
         for c in p.components() {
             match c {
-                Component::Normal(part) if part.len() <= 255 => {}
+                Component::Normal(part) if part.len() <= 255 => {
+                    parts.push(part.to_str().unwrap_or_default());
+                }
                 Component::CurDir => {}
                 Component::ParentDir => return refuse("`..` is not allowed"),
                 _ => return refuse("not a plain relative path"),
             }
         }
-        let joined = self.root.join(p);
+        if self.shared_skills() && parts == [crate::output::SKILLS] {
+            return Ok(Place::SkillsFolder);
+        }
+        let (prefix, base) = self
+            .mounts
+            .iter()
+            .filter(|(m, _)| {
+                let mp: Vec<&str> = m.split('/').filter(|x| !x.is_empty()).collect();
+                parts.starts_with(&mp)
+            })
+            .max_by_key(|(m, _)| m.len())
+            .expect("the output root is mounted at the empty path");
+        let skip = prefix.split('/').filter(|x| !x.is_empty()).count();
+        let joined = parts[skip..]
+            .iter()
+            .fold(base.clone(), |acc, x| acc.join(x));
         let real = joined
             .canonicalize()
             .map_err(|_| ToolError(format!("no such file or folder: {rel:?}")))?;
-        if !real.starts_with(&self.root) {
+        if !real.starts_with(base) {
             return refuse("it leads outside the output (symlink)");
         }
-        Ok(real)
+        Ok(Place::Real(real))
     }
 
+    /// How a real path is shown: relative to the output, skill folders under `skills/`.
     fn display(&self, p: &Path) -> String {
-        p.strip_prefix(&self.root)
-            .map(|r| r.to_string_lossy().into_owned())
+        self.mounts
+            .iter()
+            .filter(|(_, real)| p.starts_with(real))
+            .max_by_key(|(_, real)| real.as_os_str().len())
+            .map(|(prefix, real)| {
+                let rest = p
+                    .strip_prefix(real)
+                    .map(|r| r.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                match (prefix.is_empty(), rest.is_empty()) {
+                    (true, _) => rest,
+                    (false, true) => prefix.clone(),
+                    (false, false) => format!("{prefix}/{rest}"),
+                }
+            })
             .unwrap_or_default()
     }
 
     pub fn ls(&self, rel: &str) -> Result<String, ToolError> {
-        let dir = self.resolve(rel)?;
+        let dir = match self.place(rel)? {
+            Place::Real(d) => d,
+            Place::SkillsFolder => {
+                let names: Vec<String> = self.mounts[1..]
+                    .iter()
+                    .map(|(m, _)| format!("{}/", m.rsplit('/').next().unwrap_or_default()))
+                    .collect();
+                return Ok(names.join("\n"));
+            }
+        };
         if !dir.is_dir() {
             return Err(ToolError(format!("{rel:?} is a file; use cat")));
         }
@@ -158,6 +262,10 @@ impl Tools {
                 }
             })
             .collect();
+        if self.shared_skills() && dir == self.mounts[0].1 {
+            entries.push(format!("{}/", crate::output::SKILLS));
+            entries.dedup();
+        }
         entries.sort();
         Ok(entries.join("\n"))
     }
@@ -170,6 +278,11 @@ impl Tools {
         if f.file_name().is_some_and(|n| n == "documents.json") {
             return Err(ToolError(
                 "documents.json is large; fetch documents with get_document".into(),
+            ));
+        }
+        if f.file_name().is_some_and(|n| n == "vectors.bin") {
+            return Err(ToolError(
+                "vectors.bin holds binary vectors for the offline navigator".into(),
             ));
         }
         let bytes = std::fs::read(&f).map_err(|e| ToolError(format!("{rel:?}: {e}")))?;
@@ -192,9 +305,17 @@ impl Tools {
             .dfa_size_limit(REGEX_SIZE_LIMIT)
             .build()
             .map_err(|e| ToolError(format!("bad pattern: {}", first_line(&e.to_string()))))?;
-        let start = self.resolve(rel)?;
+        let starts: Vec<PathBuf> = match self.place(rel)? {
+            Place::SkillsFolder => self.mounts[1..].iter().map(|m| m.1.clone()).collect(),
+            Place::Real(p) if self.shared_skills() && p == self.mounts[0].1 => {
+                self.mounts.iter().map(|m| m.1.clone()).collect()
+            }
+            Place::Real(p) => vec![p],
+        };
         let mut files = Vec::new();
-        collect_files(&start, &mut files, GREP_MAX_FILES);
+        for start in &starts {
+            collect_files(start, &mut files, GREP_MAX_FILES);
+        }
         files.sort();
         let mut out = Vec::new();
         let mut more = false;
@@ -203,7 +324,7 @@ impl Tools {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            if name == "documents.json" || name == "c2s.lock" {
+            if ["documents.json", "c2s.lock", "tree.json", "vectors.bin"].contains(&name.as_str()) {
                 continue;
             }
             let Ok(text) = std::fs::read_to_string(&f) else {
@@ -239,6 +360,7 @@ impl Tools {
     /// closest ids.
     pub fn get_document(&self, id: &str) -> Result<String, ToolError> {
         let id = id.trim().trim_matches('`');
+        let id = self.aliases.get(id).map_or(id, String::as_str);
         let found = self.docs.get_key_value(id).or_else(|| {
             let hits: Vec<_> = self
                 .docs
@@ -266,9 +388,13 @@ impl Tools {
         Ok(format!("id: {key}\ntitle: {title}\n\n{body}"))
     }
 
-    /// Whether a document id exists (exactly).
-    pub fn has_document(&self, id: &str) -> bool {
-        self.docs.contains_key(id)
+    /// The document a `…/docs/<id>.md` file holds, when the path is one.
+    pub fn document_of(&self, path: &str) -> Option<String> {
+        let (dir, file) = path.trim_end_matches('/').rsplit_once('/')?;
+        let id = file.strip_suffix(".md")?;
+        (dir == "docs" || dir.ends_with("/docs")).then_some(())?;
+        let id = self.aliases.get(id).map_or(id, String::as_str);
+        self.docs.contains_key(id).then(|| id.to_string())
     }
 
     /// Up to 5 ids sharing the longest prefix with `id`.

@@ -21,6 +21,9 @@ pub struct LevelParams {
     pub max_stubs: usize,
     /// Target cluster size `p`; clusters above `1.5 p` are split locally.
     pub p: usize,
+    /// Clusters of documents (level 1): a cluster of one joins its nearest neighbour, since a
+    /// group that lists a single document is a hop that routes nothing.
+    pub leaf: bool,
     pub kmeans: KmeansParams,
 }
 
@@ -128,6 +131,9 @@ pub fn cluster_level(
         })
         .collect();
     let mut lc = split_oversized(data, LevelClusters { groups, stubs }, params, backend);
+    if params.leaf {
+        absorb_singletons(data, &mut lc);
+    }
     for g in &mut lc.groups {
         order_by_centrality(g, data);
     }
@@ -137,11 +143,7 @@ pub fn cluster_level(
 /// Sorts members by cosine to their normalized mean, most central first (ties by index). The
 /// order depends on the members alone, so a cold build and a warm start agree on it.
 pub fn order_by_centrality(members: &mut [usize], data: &Matrix) {
-    let mut c = vec![0.0f32; data.dims];
-    for &m in members.iter() {
-        c.iter_mut().zip(data.row(m)).for_each(|(a, x)| *a += x);
-    }
-    crate::kmeans::normalize(&mut c);
+    let c = data.centroid(members);
     members.sort_by(|&a, &b| {
         dot(&c, data.row(b))
             .total_cmp(&dot(&c, data.row(a)))
@@ -209,6 +211,33 @@ fn split_oversized(
         }
     }
     out
+}
+
+/// Moves the member of every one-member cluster into the cluster whose centroid is nearest (its
+/// stubs go along), as long as more than one cluster is left.
+fn absorb_singletons(data: &Matrix, lc: &mut LevelClusters) {
+    while lc.groups.len() > 1 {
+        let Some(lone) = lc.groups.iter().position(|g| g.len() == 1) else {
+            return;
+        };
+        let m = lc.groups[lone][0];
+        let target = (0..lc.groups.len())
+            .filter(|&g| g != lone)
+            .map(|g| (dot(data.row(m), &data.centroid(&lc.groups[g])), g))
+            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)))
+            .map(|x| x.1)
+            .expect("another cluster exists");
+        let stubs = lc.stubs.remove(lone);
+        lc.groups.remove(lone);
+        let target = if target > lone { target - 1 } else { target };
+        lc.groups[target].push(m);
+        for s in stubs {
+            if !lc.groups[target].contains(&s) && !lc.stubs[target].contains(&s) {
+                lc.stubs[target].push(s);
+            }
+        }
+        lc.stubs[target].retain(|&s| s != m);
+    }
 }
 
 /// Best and runner-up among the surviving centroids.

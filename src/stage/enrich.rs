@@ -4,10 +4,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use rayon::prelude::*;
-use serde::Serialize;
 
+use crate::ingest::Document;
+use crate::kmeans::Matrix;
 use crate::kmeans::simd::dot;
-use crate::kmeans::{Matrix, normalize};
+use crate::llm::Card;
 use crate::tree::Tree;
 
 /// Sets `exemplars` of every non-leaf node: the documents nearest the mean of its documents.
@@ -17,13 +18,7 @@ pub fn exemplars(tree: &mut Tree, doc_vectors: &Matrix, count: usize) {
         .filter(|&i| tree.nodes[i].level > 1)
         .map(|i| {
             let docs = tree.descendant_docs(i);
-            let mut mean = vec![0.0f32; doc_vectors.dims];
-            for &d in &docs {
-                mean.iter_mut()
-                    .zip(doc_vectors.row(d))
-                    .for_each(|(m, x)| *m += x);
-            }
-            normalize(&mut mean);
+            let mean = doc_vectors.centroid(&docs);
             let mut scored: Vec<(f32, usize)> = docs
                 .iter()
                 .map(|&d| (dot(&mean, doc_vectors.row(d)), d))
@@ -92,31 +87,92 @@ pub fn related(tree: &mut Tree, count: usize) {
     }
 }
 
-/// One entry of `entity_index.json`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// Where one entity is mentioned: tagged nodes with the number of documents below each that
+/// mention it, most mentions first (then the more specific node, then the path).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EntityEntry {
-    /// Number of groups tagged with the entity.
-    pub count: usize,
-    /// Folders (relative to the output root) of the groups that mention it.
-    pub skill_paths: Vec<String>,
+    /// Documents of the whole corpus whose title or text mention the entity.
+    pub documents: usize,
+    /// `(node, mentions)`, ordered.
+    pub nodes: Vec<(usize, usize)>,
 }
 
-/// `entity -> {count, skill_paths}` over all leaf groups. Call after paths are assigned.
-pub fn entity_index(tree: &Tree) -> BTreeMap<String, EntityEntry> {
-    let mut idx: BTreeMap<String, EntityEntry> = BTreeMap::new();
-    for n in tree.nodes.iter().filter(|n| n.level == 1) {
+/// `lowercased entity -> entry` over the tags of every node, at every level. Call after paths are
+/// assigned (ties are broken by path).
+pub fn entity_index(
+    tree: &Tree,
+    docs: &[Document],
+    cards: &[Card],
+) -> BTreeMap<String, EntityEntry> {
+    let mut tagged: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
+    for (i, n) in tree.nodes.iter().enumerate() {
         for e in &n.tags.entities {
-            let entry = idx.entry(e.clone()).or_insert(EntityEntry {
-                count: 0,
-                skill_paths: Vec::new(),
-            });
-            entry.count += 1;
-            entry.skill_paths.push(n.path.clone());
+            let key = e.trim().to_lowercase();
+            if !key.is_empty() {
+                tagged.entry(key).or_default().insert(i);
+            }
         }
     }
-    for e in idx.values_mut() {
-        e.skill_paths.sort();
-        e.skill_paths.dedup();
+    let names: Vec<&str> = tagged.keys().map(String::as_str).collect();
+    let mentions = mentions_per_doc(&names, docs, cards);
+    let mut totals = vec![0usize; names.len()];
+    for m in &mentions {
+        for &e in m {
+            totals[e as usize] += 1;
+        }
     }
-    idx
+    tagged
+        .into_iter()
+        .enumerate()
+        .map(|(e, (name, nodes))| {
+            let mut scored: Vec<(usize, usize)> = nodes
+                .into_iter()
+                .map(|n| {
+                    let count = tree
+                        .descendant_docs(n)
+                        .into_iter()
+                        .filter(|&d| mentions[d].binary_search(&(e as u32)).is_ok())
+                        .count();
+                    (n, count)
+                })
+                .collect();
+            scored.sort_by(|a, b| {
+                b.1.cmp(&a.1)
+                    .then(tree.nodes[a.0].level.cmp(&tree.nodes[b.0].level))
+                    .then(tree.nodes[a.0].path.cmp(&tree.nodes[b.0].path))
+            });
+            let entry = EntityEntry {
+                documents: totals[e],
+                nodes: scored,
+            };
+            (name, entry)
+        })
+        .collect()
+}
+
+/// Per document, the sorted indices of `names` that its title or text mentions as whole words
+/// (case-insensitive).
+fn mentions_per_doc(names: &[&str], docs: &[Document], cards: &[Card]) -> Vec<Vec<u32>> {
+    let Ok(ac) = aho_corasick::AhoCorasick::new(names) else {
+        return vec![Vec::new(); docs.len()];
+    };
+    docs.par_iter()
+        .zip(cards)
+        .map(|(d, c)| {
+            let text = format!("{}\n{}", c.title, d.text).to_lowercase();
+            let bytes = text.as_bytes();
+            let boundary = |i: Option<&u8>| i.is_none_or(|b| !b.is_ascii_alphanumeric());
+            let mut found: Vec<u32> = ac
+                .find_overlapping_iter(&text)
+                .filter(|m| {
+                    let before = m.start().checked_sub(1).map(|i| &bytes[i]);
+                    boundary(before) && boundary(bytes.get(m.end()))
+                })
+                .map(|m| m.pattern().as_u32())
+                .collect();
+            found.sort_unstable();
+            found.dedup();
+            found
+        })
+        .collect()
 }

@@ -6,7 +6,7 @@ use crate::db::exec::{Executor, Json, Maybe, Plan};
 use crate::embed::Embedder;
 use crate::error::BuildError;
 use crate::ingest::Document;
-use crate::kmeans::{KmeansBackend, KmeansParams, Matrix, normalize};
+use crate::kmeans::{KmeansBackend, KmeansParams, Matrix};
 use crate::llm::{Card, Change, Llm, RepartitionGroup, RepartitionInput};
 use crate::stage::cluster::{
     LevelClusters, LevelParams, cluster_level, clusters_for, order_by_centrality,
@@ -17,8 +17,6 @@ use crate::stage::repartition::plan_merges;
 use crate::stage::summarize::{SUMMARY_VERSION, node_subject, reembed_text, summarize_nodes};
 use crate::tree::{Node, Tree};
 
-/// At most this many `@see` stubs per leaf group, so navigation files stay small.
-pub const MAX_STUBS: usize = 5;
 /// Verify-and-repartition runs on these levels (DESIGN.md §1).
 pub const REPARTITION_LEVELS: usize = 2;
 
@@ -61,8 +59,13 @@ pub fn build_tree(
             k: clusters_for(current.rows, t.p, t.k),
             min_cluster_size: t.min_cluster_size,
             tau: t.tau,
-            max_stubs: if level == 1 { MAX_STUBS } else { 0 },
+            max_stubs: if level == 1 {
+                t.max_stubs.unwrap_or(usize::MAX)
+            } else {
+                0
+            },
             p: t.p,
+            leaf: level == 1,
             kmeans: KmeansParams {
                 k: 0,
                 max_iter: input.config.kmeans.max_iter,
@@ -112,6 +115,7 @@ pub fn build_tree(
     }
     tree.roots = below;
     tree.levels = level;
+    tree.fold_single_children(t.k);
     Ok((tree, stats))
 }
 
@@ -168,7 +172,7 @@ fn repartition_plan(
     let max_size = 2 * input.config.tree.p;
     if !input.llm.reviews_partitions() {
         let labels: Vec<String> = nodes.iter().map(|&i| tree.nodes[i].label.clone()).collect();
-        let centroids: Vec<Vec<f32>> = lc.groups.iter().map(|g| centroid(inputs, g)).collect();
+        let centroids: Vec<Vec<f32>> = lc.groups.iter().map(|g| inputs.centroid(g)).collect();
         let sizes: Vec<usize> = lc.groups.iter().map(Vec::len).collect();
         return Ok(RepartitionPlan {
             moves: Vec::new(),
@@ -342,13 +346,4 @@ fn repartition(
         }
     }
     merged
-}
-
-fn centroid(m: &Matrix, members: &[usize]) -> Vec<f32> {
-    let mut c = vec![0.0f32; m.dims];
-    for &i in members {
-        c.iter_mut().zip(m.row(i)).for_each(|(a, x)| *a += x);
-    }
-    normalize(&mut c);
-    c
 }

@@ -1,14 +1,14 @@
 //! Warm starts: the previous build's tree (a snapshot kept in the memo) updated for added, edited
 //! and deleted documents, so untouched clusters keep their members and their folder names.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::ingest::Document;
 use crate::kmeans::simd::dot;
-use crate::kmeans::{KmeansBackend, KmeansParams, Matrix, normalize};
+use crate::kmeans::{KmeansBackend, KmeansParams, Matrix};
 use crate::stage::cluster::order_by_centrality;
 use crate::tree::{Node, Tree};
 
@@ -20,6 +20,9 @@ pub struct Snapshot {
     pub levels: usize,
     pub roots: Vec<usize>,
     pub nodes: Vec<SnapNode>,
+    /// Content hash per document id: a warm start re-places the `@see` stubs of edited documents.
+    #[serde(default)]
+    pub doc_hashes: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -50,6 +53,10 @@ pub fn snapshot(tree: &Tree, docs: &[Document], tree_hash: String) -> Snapshot {
                 docs: ids(&n.docs),
                 see_also: ids(&n.see_also),
             })
+            .collect(),
+        doc_hashes: docs
+            .iter()
+            .map(|d| (d.id.clone(), d.content_hash.clone()))
             .collect(),
     }
 }
@@ -115,7 +122,15 @@ pub fn warm_start(
     let t = &config.tree;
     stats.split = split_large(&mut tree, &grown, vectors, 2 * t.p, t.p, config, kmeans);
     stats.merged = merge_small(&mut tree, &shrunk, vectors, t.min_cluster_size);
-    let tree = compact(tree);
+    let tree = compact(tree, t.k);
+    let edited = (0..docs.len()).filter(|&i| {
+        snap.doc_hashes
+            .get(&docs[i].id)
+            .is_some_and(|h| *h != docs[i].content_hash)
+    });
+    let changed: Vec<usize> = added.iter().copied().chain(edited).collect();
+    let mut tree = tree;
+    restub(&mut tree, &changed, vectors, t.tau, t.max_stubs);
     if tree.roots.is_empty() || tree.roots.len() > t.k {
         return Err(format!(
             "the tree would have {} top-level skills (K = {})",
@@ -160,15 +175,6 @@ fn restore(snap: &Snapshot, index: &HashMap<&str, usize>) -> Tree {
     }
 }
 
-fn centroid(vectors: &Matrix, members: &[usize]) -> Vec<f32> {
-    let mut c = vec![0.0f32; vectors.dims];
-    for &m in members {
-        c.iter_mut().zip(vectors.row(m)).for_each(|(a, x)| *a += x);
-    }
-    normalize(&mut c);
-    c
-}
-
 fn leaves(tree: &Tree) -> Vec<usize> {
     (0..tree.nodes.len())
         .filter(|&i| tree.nodes[i].level == 1)
@@ -184,7 +190,7 @@ fn place_new(tree: &mut Tree, added: &[usize], vectors: &Matrix) -> HashSet<usiz
         .collect();
     let cents: Vec<Vec<f32>> = leaves
         .iter()
-        .map(|&l| centroid(vectors, &tree.nodes[l].docs))
+        .map(|&l| vectors.centroid(&tree.nodes[l].docs))
         .collect();
     for &d in added {
         let best = (0..leaves.len()).max_by(|&a, &b| {
@@ -282,13 +288,13 @@ fn merge_small(tree: &mut Tree, shrunk: &HashSet<usize>, vectors: &Matrix, min: 
             Some(p) => tree.nodes[p].children.clone(),
             None => tree.roots.clone(),
         };
-        let c = centroid(vectors, &tree.nodes[leaf].docs);
+        let c = vectors.centroid(&tree.nodes[leaf].docs);
         let target = siblings
             .into_iter()
             .filter(|&s| s != leaf && tree.nodes[s].level == 1 && !tree.nodes[s].docs.is_empty())
             .max_by(|&a, &b| {
-                let ca = dot(&c, &centroid(vectors, &tree.nodes[a].docs));
-                let cb = dot(&c, &centroid(vectors, &tree.nodes[b].docs));
+                let ca = dot(&c, &vectors.centroid(&tree.nodes[a].docs));
+                let cb = dot(&c, &vectors.centroid(&tree.nodes[b].docs));
                 ca.total_cmp(&cb).then(b.cmp(&a))
             });
         if let Some(t) = target {
@@ -302,8 +308,9 @@ fn merge_small(tree: &mut Tree, shrunk: &HashSet<usize>, vectors: &Matrix, min: 
     merges
 }
 
-/// Drops empty nodes (and parents left without children) and renumbers the rest.
-fn compact(tree: Tree) -> Tree {
+/// Drops empty nodes (and parents left without children), renumbers the rest, and folds nodes
+/// left with a single child.
+fn compact(mut tree: Tree, max_roots: usize) -> Tree {
     let n = tree.nodes.len();
     let mut alive = vec![true; n];
     // Bottom-up by level: a leaf without documents or a node without live children goes.
@@ -317,33 +324,48 @@ fn compact(tree: Tree) -> Tree {
             nd.children.iter().any(|&c| alive[c])
         };
     }
-    let mut new_index = vec![usize::MAX; n];
-    let mut nodes = Vec::new();
-    for i in 0..n {
-        if alive[i] {
-            new_index[i] = nodes.len();
-            nodes.push(tree.nodes[i].clone());
-        }
+    tree.retain(&alive);
+    tree.fold_single_children(max_roots);
+    tree
+}
+
+/// Soft assignment for added and edited documents: each leaves the stub lists it was on and
+/// appears as an `@see` stub in the nearest other leaf when that leaf's centroid is within `tau`
+/// of its home leaf's (the same rule as a cold build, against the updated leaves).
+fn restub(tree: &mut Tree, changed: &[usize], vectors: &Matrix, tau: f32, cap: Option<usize>) {
+    if changed.is_empty() {
+        return;
     }
-    for node in &mut nodes {
-        node.children = node
-            .children
-            .iter()
-            .filter(|&&c| alive[c])
-            .map(|&c| new_index[c])
-            .collect();
-        node.parent = node.parent.map(|p| new_index[p]);
-    }
-    let roots = tree
-        .roots
-        .iter()
-        .filter(|&&r| alive[r])
-        .map(|&r| new_index[r])
+    let moved: HashSet<usize> = changed.iter().copied().collect();
+    let leaves: Vec<usize> = leaves(tree)
+        .into_iter()
+        .filter(|&l| !tree.nodes[l].docs.is_empty())
         .collect();
-    Tree {
-        nodes,
-        roots,
-        levels: tree.levels,
+    for &l in &leaves {
+        tree.nodes[l].see_also.retain(|d| !moved.contains(d));
+    }
+    let cents: Vec<Vec<f32>> = leaves
+        .iter()
+        .map(|&l| vectors.centroid(&tree.nodes[l].docs))
+        .collect();
+    let home: HashMap<usize, usize> = leaves
+        .iter()
+        .enumerate()
+        .flat_map(|(pos, &l)| tree.nodes[l].docs.iter().map(move |&d| (d, pos)))
+        .collect();
+    for &d in changed {
+        let Some(&h) = home.get(&d) else { continue };
+        let own = dot(vectors.row(d), &cents[h]);
+        let best = (0..leaves.len())
+            .filter(|&j| j != h)
+            .map(|j| (dot(vectors.row(d), &cents[j]), j))
+            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+        if let Some((_, j)) = best.filter(|(c, _)| own - c < tau) {
+            let stubs = &mut tree.nodes[leaves[j]].see_also;
+            if cap.is_none_or(|m| stubs.len() < m) {
+                stubs.push(d);
+            }
+        }
     }
 }
 

@@ -53,6 +53,12 @@ pub fn insta_settings() -> insta::Settings {
     let mut s = insta::Settings::clone_current();
     s.set_snapshot_path(repo().join("snapshots"));
     s.set_prepend_module_to_snapshot(false);
+    // A version bump or a new config field must not rewrite every snapshot.
+    s.add_filter(r#""c2s_version": "[^"]+""#, r#""c2s_version": "[version]""#);
+    s.add_filter(
+        r#""config_hash": "[0-9a-f]+""#,
+        r#""config_hash": "[hash]""#,
+    );
     s
 }
 
@@ -94,15 +100,33 @@ pub struct NavFile {
     pub description: String,
     pub num_documents: usize,
     pub bytes: usize,
+    /// Ids of the document rows (from their `docs/<id>.md` links).
     pub doc_rows: Vec<String>,
+    /// Ids of the `@see` stubs, and the links they carry (relative to this file's folder).
     pub see_rows: Vec<String>,
+    pub see_links: Vec<String>,
     pub child_links: Vec<String>,
+    pub text: String,
 }
 
-fn backticked(line: &str) -> Option<String> {
-    let start = line.find('`')? + 1;
-    let end = start + line[start..].find('`')?;
-    Some(line[start..end].to_string())
+/// The link target of a `- [text](target) …` row.
+fn link_target(row: &str) -> Option<String> {
+    let start = row.find("](")? + 2;
+    let end = start + row[start..].find(')')?;
+    Some(row[start..end].to_string())
+}
+
+/// `…/docs/<id>.md` → `<id>`.
+fn doc_id(link: &str) -> Option<String> {
+    let file = link.rsplit('/').next()?;
+    link.contains("docs/")
+        .then(|| file.strip_suffix(".md").map(str::to_string))
+        .flatten()
+}
+
+/// Whether an output path is a navigation file (not a document file).
+pub fn is_nav(path: &str) -> bool {
+    (path.ends_with("SKILL.md") || path.ends_with("INDEX.md")) && !path.contains("/docs/")
 }
 
 pub fn parse_nav(out: &Path, rel: &str) -> NavFile {
@@ -119,26 +143,36 @@ pub fn parse_nav(out: &Path, rel: &str) -> NavFile {
         .to_string_lossy()
         .into_owned();
     let body = text.split("## Contents\n").nth(1).unwrap_or("");
+    let body = body.split("\n## ").next().unwrap_or("");
     let mut nav = NavFile {
         path: rel.to_string(),
         folder,
         name: yaml["name"].as_str().unwrap().to_string(),
         description: yaml["description"].as_str().unwrap().to_string(),
-        num_documents: yaml["num_documents"].as_u64().unwrap() as usize,
+        num_documents: yaml["metadata"]["documents"]
+            .as_str()
+            .expect("metadata.documents is a string")
+            .parse()
+            .unwrap(),
         bytes: text.len(),
         doc_rows: Vec::new(),
         see_rows: Vec::new(),
+        see_links: Vec::new(),
         child_links: Vec::new(),
+        text: text.clone(),
     };
     for line in body.lines() {
-        if let Some(rest) = line.strip_prefix("- @see ") {
-            nav.see_rows.push(backticked(rest).unwrap());
-        } else if line.starts_with("- `") {
-            nav.doc_rows.push(backticked(line).unwrap());
-        } else if let Some(rest) = line.strip_prefix("- [") {
-            let start = rest.find("](").unwrap() + 2;
-            let end = start + rest[start..].find(')').unwrap();
-            nav.child_links.push(rest[start..end].to_string());
+        let Some(target) = link_target(line) else {
+            continue;
+        };
+        if line.starts_with("- @see ") {
+            nav.see_rows
+                .push(doc_id(&target).expect("a stub links a document file"));
+            nav.see_links.push(target);
+        } else if let Some(id) = doc_id(&target) {
+            nav.doc_rows.push(id);
+        } else if line.starts_with("- [") {
+            nav.child_links.push(target);
         }
     }
     nav
@@ -155,7 +189,7 @@ pub fn read_tree(out: &Path) -> OutTree {
     let mut nav = BTreeMap::new();
     let mut roots = Vec::new();
     for f in files(out) {
-        if f.ends_with("SKILL.md") || f.ends_with("INDEX.md") {
+        if is_nav(&f) {
             if f.ends_with("SKILL.md") {
                 roots.push(f.clone());
             }

@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use crate::common::{ok, read_tree, repo, skip};
+use crate::common::{files, ok, read_tree, repo, skip};
 
 fn data_dir() -> PathBuf {
     std::env::var_os("C2S_DATA_DIR")
@@ -41,15 +41,31 @@ fn check_dataset(name: &str) {
             known.insert(a.as_str().unwrap().to_string());
         }
     }
+    // Every document (aliases included) is a file an agent can open with plain file tools.
+    let doc_files: BTreeSet<String> = files(&out)
+        .into_iter()
+        .filter(|f| f.contains("/docs/"))
+        .filter_map(|f| {
+            f.rsplit('/')
+                .next()?
+                .strip_suffix(".md")
+                .map(str::to_string)
+        })
+        .collect();
     let queries = std::fs::read_to_string(dir.join("queries.jsonl")).unwrap();
     let mut gold = 0;
     for line in queries.lines() {
         let q: serde_json::Value = serde_json::from_str(line).unwrap();
         for g in q["gold_ids"].as_array().unwrap() {
             gold += 1;
+            let g = g.as_str().unwrap();
             assert!(
-                known.contains(g.as_str().unwrap()),
+                known.contains(g),
                 "{name}: gold id {g} is not a document id"
+            );
+            assert!(
+                doc_files.contains(g),
+                "{name}: no docs/{g}.md in the output"
             );
         }
     }
@@ -69,4 +85,9 @@ fn wixqa_sample_builds_with_gold_ids() {
 #[test]
 fn emanual_builds_with_gold_ids() {
     check_dataset("emanual");
+}
+
+#[test]
+fn covidqa_builds_with_gold_ids() {
+    check_dataset("covidqa");
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use proptest::prelude::*;
 
-use crate::common::{c2s, files, ok, synth_corpus};
+use crate::common::{c2s, files, is_nav, ok, synth_corpus};
 use crate::invariants::check_invariants;
 
 const KNOBS: [&str; 4] = ["--set", "tree.p=5", "--set", "K=4"];
@@ -37,13 +37,26 @@ fn setup(n: usize) -> tempfile::TempDir {
 
 /// The navigation file whose Contents list `id` as a home row.
 fn home_of(out: &Path, id: &str) -> String {
-    let row = format!("- `{id}` —");
+    let row = format!("](docs/{id}.md) —");
     files(out)
         .into_iter()
-        .find(|f| {
-            f.ends_with(".md") && std::fs::read_to_string(out.join(f)).unwrap().contains(&row)
-        })
+        .find(|f| is_nav(f) && std::fs::read_to_string(out.join(f)).unwrap().contains(&row))
         .expect("document has a home")
+}
+
+/// The navigation files that list `id` as an `@see` stub.
+fn stubs_of(files: &BTreeMap<String, Vec<u8>>, id: &str) -> Vec<String> {
+    let link = format!("/docs/{id}.md)");
+    files
+        .iter()
+        .filter(|(f, bytes)| {
+            is_nav(f)
+                && String::from_utf8_lossy(bytes)
+                    .lines()
+                    .any(|l| l.starts_with("- @see ") && l.contains(&link))
+        })
+        .map(|(f, _)| f.clone())
+        .collect()
 }
 
 fn doc_id(dir: &Path, file: &str) -> String {
@@ -99,33 +112,44 @@ fn one_edit_recomputes_only_its_path_to_the_root() {
         );
     }
     assert_eq!(computed(&r, "reembed"), 0);
-    // The files that changed are the document's navigation path, the groups that list it as an
-    // `@see` stub (its row shows the new title), and the corpus-wide files.
+    // The files that changed are the document's navigation path, its own document file, the
+    // groups that list it as an `@see` stub (before or after: its row shows the new title), and
+    // the corpus-wide files (the entity indexes, each skill's included, and the serving data).
     let leaf = home_of(&out, &id);
-    let stub = format!("- @see `{id}`");
-    let stub_leaves: Vec<String> = files(&out)
-        .into_iter()
-        .filter(|f| {
-            f.ends_with(".md")
-                && std::fs::read_to_string(out.join(f))
-                    .unwrap()
-                    .contains(&stub)
-        })
-        .collect();
     let after = contents(&out);
+    let mut stub_leaves = stubs_of(&before, &id);
+    stub_leaves.extend(stubs_of(&after, &id));
     assert_eq!(
         before.keys().collect::<Vec<_>>(),
         after.keys().collect::<Vec<_>>(),
         "folder names are stable"
     );
+    let own_file = format!(
+        "{}/docs/{id}.md",
+        Path::new(&leaf).parent().unwrap().display()
+    );
+    assert_ne!(
+        before[&own_file], after[&own_file],
+        "the document's file has the new text"
+    );
+    let corpus_wide = [
+        "documents.json",
+        "entity_index.json",
+        "entity_index.md",
+        "tree.json",
+        "vectors.bin",
+        "c2s.lock",
+    ];
     for (f, bytes) in &after {
         if before.get(f) == Some(bytes) {
             continue;
         }
-        let on_path = f.ends_with(".md")
-            && leaf.starts_with(Path::new(f).parent().unwrap().to_str().unwrap());
-        let global = ["documents.json", "entity_index.json", "c2s.lock"].contains(&f.as_str())
-            || stub_leaves.contains(f);
+        let on_path =
+            is_nav(f) && leaf.starts_with(Path::new(f).parent().unwrap().to_str().unwrap());
+        let global = corpus_wide.contains(&f.as_str())
+            || f.ends_with("/entities.md")
+            || stub_leaves.contains(f)
+            || *f == own_file;
         assert!(
             on_path || global,
             "{f} changed but is not on the path of {leaf}"

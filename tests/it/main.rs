@@ -17,4 +17,5 @@ mod llm;
 mod llm_server;
 mod onnx;
 mod serve;
+mod skill_pack;
 mod watch;

@@ -141,7 +141,7 @@ type ToolsReply = fn(&[(&str, Value)]) -> Value;
 type TextReply = fn(&str) -> Value;
 
 /// An OpenAI chat answer with tool calls.
-fn oa_tools(calls: &[(&str, Value)]) -> Value {
+pub fn oa_tools(calls: &[(&str, Value)]) -> Value {
     let tc: Vec<Value> = calls
         .iter()
         .enumerate()
@@ -150,7 +150,7 @@ fn oa_tools(calls: &[(&str, Value)]) -> Value {
     json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": tc}}], "usage": {"prompt_tokens": 100, "completion_tokens": 10}})
 }
 
-fn oa_text(text: &str) -> Value {
+pub fn oa_text(text: &str) -> Value {
     json!({"choices": [{"message": {"role": "assistant", "content": text}}], "usage": {"prompt_tokens": 120, "completion_tokens": 20}})
 }
 
@@ -346,7 +346,7 @@ fn the_turn_budget_stops_the_agent_and_a_silent_model_is_nudged_once() {
     );
 }
 
-fn rpc(stdin: &mut impl Write, stdout: &mut impl BufRead, msg: Value) -> Value {
+pub fn rpc(stdin: &mut impl Write, stdout: &mut impl BufRead, msg: Value) -> Value {
     writeln!(stdin, "{msg}").unwrap();
     stdin.flush().unwrap();
     let mut line = String::new();

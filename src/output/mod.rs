@@ -1,11 +1,16 @@
 //! Atomic output: the new tree is assembled in a temporary folder beside the output (unchanged files
 //! hard-linked, so their mtimes survive) and swapped in; an interrupted build leaves the old output.
+//! With a shared skills folder each skill folder is swapped the same way.
+
+pub mod layout;
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::error::BuildError;
+use crate::manifest::Lock;
+pub use layout::{Layout, SKILLS, skill_names, split_skill};
 
 /// The manifest's file name; its presence marks a folder as a c2s output.
 pub const LOCK_FILE: &str = "c2s.lock";
@@ -126,13 +131,93 @@ pub fn list_files(dir: &Path) -> Result<Vec<String>, BuildError> {
     Ok(out)
 }
 
-/// Writes `files` as the complete content of `out`, atomically. Does nothing when it is already identical.
+/// Writes `files` (output paths → bytes) as the complete content of the output, atomically per
+/// folder, and does nothing where it is already identical. `previous` is the lock the output
+/// had: with a skills folder, c2s touches only the skill folders that lock lists, and refuses
+/// to write over any other folder of the same name.
+///
+/// Order, so that an interrupted build never orphans a folder nor leaves one that the lock
+/// does not own: skill folders that vanished are removed, then the output folder (with the new
+/// lock) is swapped in, then each skill folder.
 pub fn write_output(
+    layout: &Layout,
+    files: &BTreeMap<String, Vec<u8>>,
+    previous: Option<&Lock>,
+) -> Result<WriteStats, BuildError> {
+    let Some(dir) = &layout.skills_dir else {
+        return write_tree(&layout.out, files, true);
+    };
+    let mut skills: BTreeMap<&str, BTreeMap<String, Vec<u8>>> = BTreeMap::new();
+    let mut rest: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    for (rel, bytes) in files {
+        match split_skill(rel) {
+            Some((name, inner)) => {
+                skills
+                    .entry(name)
+                    .or_default()
+                    .insert(inner.to_string(), bytes.clone());
+            }
+            None => {
+                rest.insert(rel.clone(), bytes.clone());
+            }
+        }
+    }
+    let old = previous.map(|l| {
+        (
+            Layout::of_lock(&layout.out, l),
+            skill_names(l.outputs.keys()),
+        )
+    });
+    let owned_here = |name: &str| {
+        old.as_ref()
+            .is_some_and(|(l, names)| l.skills_root() == *dir && names.contains(name))
+    };
+    for name in skills.keys() {
+        let folder = dir.join(name);
+        if folder.exists() && !owned_here(name) {
+            return Err(BuildError::SkillsClash { path: folder });
+        }
+    }
+    let mut stats = WriteStats::default();
+    if let Some((old_layout, names)) = &old {
+        let root = old_layout.skills_root();
+        for name in names {
+            let same = root == *dir && skills.contains_key(name.as_str());
+            let folder = root.join(name);
+            if !same && folder.is_dir() {
+                fs::remove_dir_all(&folder)
+                    .map_err(|e| BuildError::io("cannot remove", &folder, e))?;
+                stats.removed += 1;
+            }
+        }
+    }
+    fs::create_dir_all(dir).map_err(|e| BuildError::io("cannot create", dir, e))?;
+    stats.add(write_tree(&layout.out, &rest, true)?);
+    for (name, folder_files) in &skills {
+        stats.add(write_tree(&dir.join(name), folder_files, false)?);
+    }
+    Ok(stats)
+}
+
+impl WriteStats {
+    fn add(&mut self, o: WriteStats) {
+        self.written += o.written;
+        self.unchanged += o.unchanged;
+        self.removed += o.removed;
+    }
+}
+
+/// Writes `files` as the complete content of the folder `out`, atomically. With `guard`, a
+/// non-empty folder without a `c2s.lock` is refused.
+fn write_tree(
     out: &Path,
     files: &BTreeMap<String, Vec<u8>>,
+    guard: bool,
 ) -> Result<WriteStats, BuildError> {
     recover(out)?;
-    check_replaceable(out)?;
+    if guard {
+        check_replaceable(out)?;
+    }
     let existing = if out.is_dir() {
         list_files(out)?
     } else {
@@ -189,13 +274,14 @@ mod tests {
         let mut files = BTreeMap::new();
         files.insert("a/x.md".to_string(), b"one".to_vec());
         files.insert(LOCK_FILE.to_string(), b"{}".to_vec());
-        assert_eq!(write_output(&out, &files).unwrap().written, 2);
+        let layout = Layout::new(&out, None);
+        assert_eq!(write_output(&layout, &files, None).unwrap().written, 2);
         let mtime = fs::metadata(out.join("a/x.md"))
             .unwrap()
             .modified()
             .unwrap();
         assert_eq!(
-            write_output(&out, &files).unwrap(),
+            write_output(&layout, &files, None).unwrap(),
             WriteStats {
                 written: 0,
                 unchanged: 2,
@@ -203,7 +289,7 @@ mod tests {
             }
         );
         files.insert("b.md".to_string(), b"two".to_vec());
-        let s = write_output(&out, &files).unwrap();
+        let s = write_output(&layout, &files, None).unwrap();
         assert_eq!((s.written, s.unchanged), (1, 2));
         assert_eq!(
             fs::metadata(out.join("a/x.md"))
@@ -223,13 +309,13 @@ mod tests {
         fs::write(out.join("main.rs"), "fn main(){}").unwrap();
         let files = BTreeMap::from([(LOCK_FILE.to_string(), b"{}".to_vec())]);
         assert!(matches!(
-            write_output(&out, &files),
+            write_output(&Layout::new(&out, None), &files, None),
             Err(BuildError::ForeignOutput { .. })
         ));
         assert!(out.join("main.rs").exists());
         // A build killed mid-swap left only the old folder aside.
         let out2 = dir.path().join("o2");
-        write_output(&out2, &files).unwrap();
+        write_output(&Layout::new(&out2, None), &files, None).unwrap();
         fs::rename(&out2, sibling(&out2, "old")).unwrap();
         recover(&out2).unwrap();
         assert!(out2.join(LOCK_FILE).exists());

@@ -1,0 +1,212 @@
+//! Document files (`<leaf>/docs/<id>.md`), `documents.json`, and the serving data that lets
+//! `c2s ask --offline` navigate from the output alone: `tree.json` (the tree as data) and
+//! `vectors.bin` (each document's embedding as f16).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Ctx, yaml_str};
+use crate::ingest::Document;
+use crate::kmeans::Matrix;
+use crate::llm::Card;
+
+/// The tree as data, for serving.
+pub const SERVE_TREE: &str = "tree.json";
+/// Document vectors, for serving.
+pub const SERVE_VECTORS: &str = "vectors.bin";
+const VECTORS_MAGIC: &[u8; 8] = b"C2SVEC1\n";
+
+/// The file of one document (and a small pointer file per alias id folded into it).
+pub fn doc_files(ctx: &Ctx, d: usize) -> Vec<(String, Vec<u8>)> {
+    let doc = &ctx.docs[d];
+    let path = ctx.doc_path(d);
+    let mut s = String::with_capacity(doc.text.len() + 256);
+    s.push_str("---\n");
+    let _ = writeln!(s, "id: {}", yaml_str(&doc.id));
+    let _ = writeln!(s, "title: {}", yaml_str(&ctx.cards[d].title));
+    let _ = writeln!(s, "source: {}", yaml_str(&doc.source));
+    if !doc.aliases.is_empty() {
+        let _ = writeln!(
+            s,
+            "aliases: [{}]",
+            doc.aliases
+                .iter()
+                .map(|a| yaml_str(a))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    s.push_str("---\n");
+    s.push_str(&doc.text);
+    if !doc.text.ends_with('\n') {
+        s.push('\n');
+    }
+    let mut out = vec![(path, s.into_bytes())];
+    let folder = &ctx.tree.nodes[ctx.home[d]].path;
+    for alias in &doc.aliases {
+        let text = format!(
+            "---\nid: {}\nsame_as: {}\n---\nThe same text as [{}]({}.md).\n",
+            yaml_str(alias),
+            yaml_str(&doc.id),
+            doc.id,
+            doc.id
+        );
+        out.push((super::doc_file(folder, alias), text.into_bytes()));
+    }
+    out
+}
+
+/// One entry of `documents.json`: the document and its card.
+#[derive(Serialize, Deserialize)]
+pub struct DocEntry {
+    pub title: String,
+    pub source: String,
+    pub text: String,
+    pub one_line: String,
+    pub phrases: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
+}
+
+/// `documents.json`: `{id: {title, source, text, one_line, phrases, aliases?}}`, sorted by id.
+pub fn documents_json(docs: &[Document], cards: &[Card]) -> String {
+    let map: BTreeMap<&str, DocEntry> = docs
+        .iter()
+        .zip(cards)
+        .map(|(d, c)| {
+            (
+                d.id.as_str(),
+                DocEntry {
+                    title: c.title.clone(),
+                    source: d.source.clone(),
+                    text: d.text.clone(),
+                    one_line: c.one_line.clone(),
+                    phrases: c.phrases.clone(),
+                    aliases: d.aliases.clone(),
+                },
+            )
+        })
+        .collect();
+    serde_json::to_string_pretty(&map).expect("documents serialize") + "\n"
+}
+
+/// Reads `documents.json` back, in id order.
+pub fn doc_entries_json(bytes: &[u8]) -> serde_json::Result<BTreeMap<String, DocEntry>> {
+    serde_json::from_slice(bytes)
+}
+
+/// One node of `tree.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ServeNode {
+    pub path: String,
+    pub level: usize,
+    pub label: String,
+    pub summary: String,
+    pub entities: Vec<String>,
+    pub doc_types: Vec<String>,
+    /// Child nodes, as indices into `nodes`.
+    pub children: Vec<usize>,
+    /// Member document ids (leaves).
+    pub docs: Vec<String>,
+    /// `@see` stub document ids (leaves).
+    pub see_also: Vec<String>,
+}
+
+/// `tree.json`: the tree, nodes in path order.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ServeTree {
+    pub version: u32,
+    pub roots: Vec<usize>,
+    pub nodes: Vec<ServeNode>,
+}
+
+/// `tree.json`, one node per line so that a diff shows which nodes changed.
+pub fn serve_tree(ctx: &Ctx) -> String {
+    let tree = ctx.tree;
+    let mut order: Vec<usize> = (0..tree.nodes.len()).collect();
+    order.sort_by(|&a, &b| tree.nodes[a].path.cmp(&tree.nodes[b].path));
+    let mut pos = vec![0usize; tree.nodes.len()];
+    for (p, &i) in order.iter().enumerate() {
+        pos[i] = p;
+    }
+    let ids = |v: &[usize]| -> Vec<String> {
+        let mut ids: Vec<String> = v.iter().map(|&d| ctx.docs[d].id.clone()).collect();
+        ids.sort();
+        ids
+    };
+    let mut roots: Vec<usize> = tree.roots.iter().map(|&r| pos[r]).collect();
+    roots.sort_unstable();
+    let mut s = format!("{{\"version\":1,\"roots\":{},\"nodes\":[\n", json(&roots));
+    for (p, &i) in order.iter().enumerate() {
+        let n = &tree.nodes[i];
+        let node = ServeNode {
+            path: n.path.clone(),
+            level: n.level,
+            label: n.label.clone(),
+            summary: n.summary.clone(),
+            entities: n.tags.entities.clone(),
+            doc_types: n.tags.doc_types.clone(),
+            children: n.children.iter().map(|&c| pos[c]).collect(),
+            docs: ids(&n.docs),
+            see_also: ids(&n.see_also),
+        };
+        s.push_str(&json(&node));
+        s.push_str(if p + 1 < order.len() { ",\n" } else { "\n" });
+    }
+    s.push_str("]}\n");
+    s
+}
+
+fn json<T: Serialize>(v: &T) -> String {
+    serde_json::to_string(v).expect("serializes")
+}
+
+/// `vectors.bin`: magic, rows and dims (u32 LE), then one f16 LE row per document in id order
+/// (the order of `documents.json`).
+pub fn encode_vectors(docs: &[Document], vectors: &Matrix) -> Vec<u8> {
+    let mut order: Vec<usize> = (0..docs.len()).collect();
+    order.sort_by(|&a, &b| docs[a].id.cmp(&docs[b].id));
+    let mut out = Vec::with_capacity(16 + order.len() * vectors.dims * 2);
+    out.extend_from_slice(VECTORS_MAGIC);
+    out.extend_from_slice(&(order.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(vectors.dims as u32).to_le_bytes());
+    for i in order {
+        for &x in vectors.row(i) {
+            out.extend_from_slice(&half::f16::from_f32(x).to_le_bytes());
+        }
+    }
+    out
+}
+
+/// Reads `vectors.bin` back into a matrix; `Err` says what is wrong with it.
+pub fn decode_vectors(bytes: &[u8]) -> Result<Matrix, String> {
+    let header = bytes
+        .get(..16)
+        .filter(|h| h.starts_with(VECTORS_MAGIC))
+        .ok_or("not a c2s vectors file (bad header)")?;
+    let word =
+        |i: usize| u32::from_le_bytes(header[i..i + 4].try_into().expect("4 bytes")) as usize;
+    let (rows, dims) = (word(8), word(12));
+    if dims == 0 {
+        return Err("the vectors have no dimensions".into());
+    }
+    let body = &bytes[16..];
+    if body.len() != rows * dims * 2 {
+        return Err(format!(
+            "{rows} rows of {dims} dimensions need {} bytes, the file has {}",
+            rows * dims * 2,
+            body.len()
+        ));
+    }
+    let mut m = Matrix::new(dims);
+    let mut row = vec![0.0f32; dims];
+    for chunk in body.chunks_exact(dims * 2) {
+        for (x, b) in row.iter_mut().zip(chunk.chunks_exact(2)) {
+            *x = half::f16::from_le_bytes([b[0], b[1]]).to_f32();
+        }
+        m.push(&row);
+    }
+    Ok(m)
+}

@@ -1,0 +1,225 @@
+//! Render stage: folder names and paths, then every output file: SKILL.md / INDEX.md navigation
+//! files (`nav`), one Markdown file per document and the serving data (`files`), and the entity
+//! indexes (`entities`). The manifest is added by the build.
+
+mod entities;
+mod files;
+mod nav;
+
+use std::collections::BTreeMap;
+
+use crate::ingest::Document;
+use crate::kmeans::Matrix;
+use crate::llm::Card;
+use crate::stage::enrich::EntityEntry;
+use crate::stage::label::{sibling_slugs, strip_common_words};
+use crate::tree::Tree;
+
+pub use files::{
+    SERVE_TREE, SERVE_VECTORS, ServeNode, ServeTree, decode_vectors, doc_entries_json,
+};
+pub use nav::{MAX_DESCRIPTION, nav_file};
+
+/// Everything the renderer reads.
+pub struct Ctx<'a> {
+    pub tree: &'a Tree,
+    pub docs: &'a [Document],
+    pub cards: &'a [Card],
+    /// The leaf each document lives in.
+    pub home: Vec<usize>,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(tree: &'a Tree, docs: &'a [Document], cards: &'a [Card]) -> Ctx<'a> {
+        let home = tree
+            .home_leaf(docs.len())
+            .into_iter()
+            .map(|h| h.expect("every document lives in a leaf"))
+            .collect();
+        Ctx {
+            tree,
+            docs,
+            cards,
+            home,
+        }
+    }
+
+    /// Path of a document's file relative to the output root: `<home leaf>/docs/<id>.md`.
+    pub fn doc_path(&self, d: usize) -> String {
+        doc_file(&self.tree.nodes[self.home[d]].path, &self.docs[d].id)
+    }
+}
+
+/// `<folder>/docs/<id>.md`.
+pub fn doc_file(folder: &str, id: &str) -> String {
+    format!("{folder}/docs/{id}.md")
+}
+
+/// Every output file except the manifest: relative path → contents. Returns the files and the
+/// number of navigation files among them.
+pub fn all_files(
+    ctx: &Ctx,
+    doc_vectors: &Matrix,
+    index: &BTreeMap<String, EntityEntry>,
+) -> (BTreeMap<String, Vec<u8>>, usize) {
+    use rayon::prelude::*;
+    let tree = ctx.tree;
+    let mut out: BTreeMap<String, Vec<u8>> = (0..tree.nodes.len())
+        .into_par_iter()
+        .map(|i| (tree.nav_file(i), nav::nav_file(ctx, i).into_bytes()))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .collect();
+    let navigation = out.len();
+    out.extend(
+        (0..ctx.docs.len())
+            .into_par_iter()
+            .flat_map_iter(|d| files::doc_files(ctx, d))
+            .collect::<Vec<_>>(),
+    );
+    out.insert(
+        "documents.json".into(),
+        files::documents_json(ctx.docs, ctx.cards).into_bytes(),
+    );
+    out.insert(SERVE_TREE.into(), files::serve_tree(ctx).into_bytes());
+    out.insert(
+        SERVE_VECTORS.into(),
+        files::encode_vectors(ctx.docs, doc_vectors),
+    );
+    out.insert(
+        "entity_index.md".into(),
+        entities::global_markdown(tree, index).into_bytes(),
+    );
+    out.insert(
+        "entity_index.json".into(),
+        entities::global_json(tree, index).into_bytes(),
+    );
+    for &r in &tree.roots {
+        let path = format!("{}/{}", tree.nodes[r].path, entities::SKILL_ENTITIES);
+        out.insert(path, entities::skill_markdown(tree, r, index).into_bytes());
+    }
+    (out, navigation)
+}
+
+/// Names every node's folder (`skill-NN-slug` at the top, `group-NN-slug` below) and sets its path.
+pub fn assign_paths(tree: &mut Tree) {
+    let roots = tree.roots.clone();
+    tree.roots = name_siblings(tree, &roots, "skill");
+    let mut stack: Vec<(usize, String)> = tree
+        .roots
+        .iter()
+        .map(|&r| (r, format!("skills/{}", tree.nodes[r].folder)))
+        .collect();
+    while let Some((node, path)) = stack.pop() {
+        tree.nodes[node].path = path.clone();
+        let kids = tree.nodes[node].children.clone();
+        if kids.is_empty() {
+            continue;
+        }
+        tree.nodes[node].children = name_siblings(tree, &kids, "group");
+        for &c in &tree.nodes[node].children {
+            stack.push((c, format!("{path}/{}", tree.nodes[c].folder)));
+        }
+    }
+}
+
+/// Names one sibling set and returns it in folder order. Nodes that already have a folder (from
+/// the previous build) keep it, so untouched clusters never move; new nodes get the next free
+/// numbers. A fresh set is numbered in label order. A folder whose prefix does not fit its place
+/// (a group folded up to the top, say) is renamed.
+fn name_siblings(tree: &mut Tree, siblings: &[usize], prefix: &str) -> Vec<usize> {
+    for &s in siblings {
+        if !tree.nodes[s].folder.starts_with(&format!("{prefix}-")) {
+            tree.nodes[s].folder.clear();
+        }
+    }
+    strip_common_words(tree, siblings);
+    let named = sibling_slugs(tree, siblings);
+    let number = |folder: &str| {
+        folder
+            .split('-')
+            .nth(1)
+            .and_then(|n| n.parse::<usize>().ok())
+    };
+    let mut next = siblings
+        .iter()
+        .filter_map(|&s| number(&tree.nodes[s].folder))
+        .max()
+        .map_or(0, |m| m + 1);
+    let width = digits(named.len().max(next + named.len()));
+    let fresh = next == 0;
+    for (pos, (node, slug)) in named.iter().enumerate() {
+        if !tree.nodes[*node].folder.is_empty() {
+            continue;
+        }
+        let n = if fresh { pos } else { next };
+        next += usize::from(!fresh);
+        tree.nodes[*node].folder = format!("{prefix}-{n:0width$}-{slug}");
+    }
+    let mut order: Vec<usize> = siblings.to_vec();
+    order.sort_by(|&a, &b| tree.nodes[a].folder.cmp(&tree.nodes[b].folder));
+    order
+}
+
+fn digits(n: usize) -> usize {
+    n.saturating_sub(1).to_string().len().max(2)
+}
+
+/// The relative link from the folder `from_dir` to `to` (both relative to the output root).
+pub fn relative(from_dir: &str, to: &str) -> String {
+    let a: Vec<&str> = from_dir.split('/').filter(|s| !s.is_empty()).collect();
+    let b: Vec<&str> = to.split('/').filter(|s| !s.is_empty()).collect();
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut parts: Vec<&str> = vec![".."; a.len() - common];
+    parts.extend(&b[common..]);
+    parts.join("/")
+}
+
+/// A YAML double-quoted scalar (JSON string syntax is valid YAML). Runs of `---` are broken up:
+/// simple frontmatter readers (the reference validator among them) split the file on them.
+fn yaml_str(s: &str) -> String {
+    let mut s = s.to_string();
+    while s.contains("---") {
+        s = s.replace("---", "—");
+    }
+    serde_json::to_string(&s).expect("strings serialize")
+}
+
+/// `1 document`, `2 documents`.
+fn count(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_links() {
+        assert_eq!(relative("skills/a/b", "skills/a/b/docs/x.md"), "docs/x.md");
+        assert_eq!(
+            relative("skills/a/b", "skills/a/c/docs/x.md"),
+            "../c/docs/x.md"
+        );
+        assert_eq!(
+            relative("skills/a/b", "skills/z/docs/x.md"),
+            "../../z/docs/x.md"
+        );
+        assert_eq!(
+            relative("skills/a", "entity_index.md"),
+            "../../entity_index.md"
+        );
+    }
+
+    #[test]
+    fn yaml_strings_have_no_triple_dash() {
+        let y = yaml_str("a --- b ---- c");
+        assert!(!y.contains("---"), "{y}");
+        let back: String = serde_yaml_ng::from_str(&y).unwrap();
+        assert!(back.starts_with("a — b"));
+    }
+}

@@ -1,0 +1,267 @@
+//! SKILL.md / INDEX.md: Agent Skills frontmatter, overview, related skills, example documents,
+//! contents (sub-groups, or document rows linking each document's file, then `@see` stubs), and
+//! the fixed directions that tell an agent how to go on.
+
+use std::fmt::Write as _;
+
+use super::entities::SKILL_ENTITIES;
+use super::{Ctx, count, relative, yaml_str};
+use crate::llm::Card;
+use crate::text::clip_words;
+use crate::tree::Node;
+
+/// Document rows show at most this many words of the one-line and this many phrases, so a
+/// group of `p` documents stays near 2 KB (the full card is in the document's own entry).
+pub const ROW_WORDS: usize = 12;
+pub const ROW_PHRASES: usize = 2;
+
+/// The Agent Skills limit on `description`, in UTF-16 code units (what the reference validator
+/// counts).
+pub const MAX_DESCRIPTION: usize = 1024;
+/// Group descriptions (INDEX.md) are kept short: their Overview follows right below.
+const GROUP_DESCRIPTION: usize = 200;
+/// Entities named in a description's "Use for" clause.
+const WHEN_ENTITIES: usize = 4;
+
+/// Renders the navigation file of one node.
+pub fn nav_file(ctx: &Ctx, node: usize) -> String {
+    let tree = ctx.tree;
+    let n = &tree.nodes[node];
+    let mut s = String::with_capacity(2048);
+    let description = description(n);
+    frontmatter(&mut s, n, &description);
+    let _ = writeln!(s, "# {}\n", title_case(&n.label));
+    // A top-level skill's description already carries its whole summary (an agent saw it in
+    // the skill list); its body repeats it only when the description had to be cut.
+    if n.parent.is_some() || !description.starts_with(n.summary.trim()) {
+        let _ = writeln!(s, "## Overview\n{}\n", n.summary);
+    }
+    // Sections with nothing to list are left out: navigation files stay small.
+    if !n.related.is_empty() {
+        s.push_str("## Related skills\n");
+        for &r in &n.related {
+            let rn = &tree.nodes[r];
+            let _ = writeln!(
+                s,
+                "- [{}]({}) — {}",
+                rn.folder,
+                relative(&n.path, &tree.nav_file(r)),
+                rn.label
+            );
+        }
+        s.push('\n');
+    }
+    if !n.exemplars.is_empty() {
+        s.push_str("## Example documents\n");
+        for &d in &n.exemplars {
+            let _ = writeln!(
+                s,
+                "- [{}]({})",
+                link_text(&ctx.cards[d].title),
+                relative(&n.path, &ctx.doc_path(d))
+            );
+        }
+        s.push('\n');
+    }
+    s.push_str("## Contents\n");
+    if n.children.is_empty() {
+        document_rows(&mut s, ctx, node);
+    } else {
+        for &c in &n.children {
+            let k = &tree.nodes[c];
+            let _ = writeln!(
+                s,
+                "- [{}]({}) — {} — {}",
+                k.folder,
+                relative(&n.path, &tree.nav_file(c)),
+                count(k.num_documents, "document"),
+                clip_words(first_sentence(&k.summary), 20)
+            );
+        }
+    }
+    directions(&mut s, ctx, node);
+    s
+}
+
+/// Frontmatter with only the Agent Skills fields; c2s's own go under `metadata`, as strings.
+fn frontmatter(s: &mut String, n: &Node, description: &str) {
+    s.push_str("---\n");
+    let _ = writeln!(s, "name: {}", n.folder);
+    let _ = writeln!(s, "description: {}", yaml_str(description));
+    s.push_str("metadata:\n");
+    let _ = writeln!(s, "  level: \"{}\"", n.level);
+    let _ = writeln!(s, "  documents: \"{}\"", n.num_documents);
+    let _ = writeln!(s, "  label: {}", yaml_str(&n.label));
+    let _ = writeln!(s, "  entities: {}", yaml_str(&n.tags.entities.join(", ")));
+    let _ = writeln!(s, "  doc_types: {}", yaml_str(&n.tags.doc_types.join(", ")));
+    s.push_str("---\n");
+}
+
+/// Document rows (sorted by id), each linking the document's file, then `@see` stubs linking the
+/// home file of a document that lives in another group.
+fn document_rows(s: &mut String, ctx: &Ctx, node: usize) {
+    let n = &ctx.tree.nodes[node];
+    let mut rows: Vec<usize> = n.docs.clone();
+    rows.sort_by(|a, b| ctx.docs[*a].id.cmp(&ctx.docs[*b].id));
+    for d in rows {
+        let c = &ctx.cards[d];
+        let _ = write!(
+            s,
+            "- [{}](docs/{}.md) — {}",
+            link_text(&c.title),
+            ctx.docs[d].id,
+            clip_words(&c.one_line, ROW_WORDS)
+        );
+        let phrases = row_phrases(c);
+        if !phrases.is_empty() {
+            let _ = write!(s, " — {}", phrases.join("; "));
+        }
+        s.push('\n');
+    }
+    let mut stubs = n.see_also.clone();
+    stubs.sort_by(|a, b| ctx.docs[*a].id.cmp(&ctx.docs[*b].id));
+    for d in stubs {
+        let _ = writeln!(
+            s,
+            "- @see [{}]({})",
+            link_text(&ctx.cards[d].title),
+            relative(&n.path, &ctx.doc_path(d)),
+        );
+    }
+}
+
+/// The fixed instructions at the end of every navigation file.
+fn directions(s: &mut String, ctx: &Ctx, node: usize) {
+    let tree = ctx.tree;
+    let n = &tree.nodes[node];
+    let root = &tree.nodes[tree.root_of(node)];
+    let entities = relative(&n.path, &format!("{}/{SKILL_ENTITIES}", root.path));
+    s.push_str("\n## How to navigate\n");
+    if n.children.is_empty() {
+        s.push_str(
+            "- Open each fitting row's file, or `get_document` with its id (the file name). \
+             `@see` rows live in another group.\n",
+        );
+        let up = if n.parent.is_some() {
+            "Go up and read the next best sub-group"
+        } else {
+            "Try the next best skill"
+        };
+        let _ = writeln!(
+            s,
+            "- Nothing fits? {up}, or `grep -i \"name\" {entities}` for a named product, \
+             setting or error."
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "- Read the INDEX.md of the sub-group that fits; if two could, read both.\n\
+             - Open a document by its file (`docs/<id>.md` in a group) or `get_document` with \
+             its id.\n\
+             - Named product, setting or error? `grep -i \"name\" {entities}` lists the groups \
+             that mention it, most first."
+        );
+    }
+    if n.parent.is_none() {
+        s.push_str("- All skills: `grep -i \"name\" ../../entity_index.md`.\n");
+    }
+    s.push_str("- Answer only from documents you opened; cite their ids.\n");
+}
+
+/// What the node covers, then when to use it, within the Agent Skills limit. Top-level skills
+/// carry the whole summary (what an agent routes on); groups its first sentence.
+fn description(n: &Node) -> String {
+    let what = if n.summary.trim().is_empty() {
+        n.label.clone()
+    } else if n.parent.is_none() {
+        n.summary.trim().to_string()
+    } else {
+        first_sentence(n.summary.trim()).to_string()
+    };
+    if n.parent.is_some() {
+        // Groups are not skills of their own: a short "what" is all a reader needs here.
+        return clip_utf16(&what, GROUP_DESCRIPTION).trim_end().to_string();
+    }
+    let mut when = format!("Use for questions about {}", n.label);
+    let ents: Vec<&str> = n
+        .tags
+        .entities
+        .iter()
+        .take(WHEN_ENTITIES)
+        .map(String::as_str)
+        .collect();
+    if !ents.is_empty() {
+        let _ = write!(when, " ({})", ents.join(", "));
+    }
+    when.push('.');
+    let when = clip_utf16(&when, MAX_DESCRIPTION / 2);
+    let room = MAX_DESCRIPTION - utf16_len(when) - 1;
+    let what = clip_utf16(&what, room);
+    format!("{} {when}", what.trim_end())
+}
+
+fn utf16_len(s: &str) -> usize {
+    s.chars().map(char::len_utf16).sum()
+}
+
+/// The longest prefix of `s` of at most `max` UTF-16 code units, cut at a char boundary.
+fn clip_utf16(s: &str, max: usize) -> &str {
+    let mut used = 0;
+    for (i, c) in s.char_indices() {
+        used += c.len_utf16();
+        if used > max {
+            return &s[..i];
+        }
+    }
+    s
+}
+
+/// Phrases that add to the title: ones the title already contains are left out of the row.
+fn row_phrases(c: &Card) -> Vec<&str> {
+    let title = c.title.to_lowercase();
+    c.phrases
+        .iter()
+        .filter(|p| !title.contains(&p.to_lowercase()))
+        .take(ROW_PHRASES)
+        .map(String::as_str)
+        .collect()
+}
+
+/// A title as Markdown link text: one line, brackets escaped.
+fn link_text(title: &str) -> String {
+    crate::text::one_line(title)
+        .replace('[', "\\[")
+        .replace(']', "\\]")
+}
+
+fn first_sentence(s: &str) -> &str {
+    match s.find(". ") {
+        Some(i) => &s[..=i],
+        None => s,
+    }
+}
+
+fn title_case(label: &str) -> String {
+    let mut c = label.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptions_fit_the_limit_in_utf16() {
+        let node = Node {
+            summary: "𝔘".repeat(2000),
+            label: "math letters".into(),
+            ..Node::default()
+        };
+        let d = description(&node);
+        assert!(utf16_len(&d) <= MAX_DESCRIPTION, "{}", utf16_len(&d));
+        assert!(d.ends_with("Use for questions about math letters."));
+    }
+}
