@@ -171,6 +171,9 @@ impl Tree {
     }
 }
 
+/// Words a skill name must not contain (reserved by the Claude API).
+const RESERVED: [&str; 2] = ["anthropic", "claude"];
+
 /// Turns a label into a folder-safe slug: `[a-z0-9-]`, no leading, trailing or double hyphen, at most 40 chars.
 pub fn slugify(label: &str) -> String {
     let mut s = String::new();
@@ -181,7 +184,12 @@ pub fn slugify(label: &str) -> String {
             s.push('-');
         }
     }
-    let mut s = s.trim_matches('-').to_string();
+    // The Claude API refuses skill names that contain these words.
+    let mut s = s
+        .split('-')
+        .filter(|w| !w.is_empty() && !RESERVED.iter().any(|r| w.contains(r)))
+        .collect::<Vec<_>>()
+        .join("-");
     if s.len() > 40 {
         s.truncate(40);
         if let Some(i) = s.rfind('-').filter(|&i| i > 10) {
@@ -223,5 +231,7 @@ mod tests {
             assert!(!s.contains('/') && !s.contains('.'));
         }
         assert_eq!(slugify("Smart Remote!"), "smart-remote");
+        assert_eq!(slugify("Claude Code setup"), "code-setup");
+        assert_eq!(slugify("Anthropic"), "group");
     }
 }

@@ -3,14 +3,17 @@
 //! With a shared skills folder each skill folder is swapped the same way.
 
 pub mod layout;
+mod swap;
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::BuildError;
 use crate::manifest::Lock;
 pub use layout::{Layout, SKILLS, skill_names, split_skill};
+pub use swap::recover;
+use swap::sibling;
 
 /// The manifest's file name; its presence marks a folder as a c2s output.
 pub const LOCK_FILE: &str = "c2s.lock";
@@ -21,14 +24,6 @@ pub struct WriteStats {
     pub written: usize,
     pub unchanged: usize,
     pub removed: usize,
-}
-
-fn sibling(out: &Path, tag: &str) -> PathBuf {
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    out.with_file_name(format!(".{name}.c2s-{tag}"))
 }
 
 /// An exclusive lock on one output folder, held for a whole build (released on drop, and by
@@ -61,23 +56,6 @@ impl BuildLock {
         }
         Ok(BuildLock { _file: file })
     }
-}
-
-/// Restores an output left half-swapped by a killed build, and removes stale temporary folders.
-pub fn recover(out: &Path) -> Result<(), BuildError> {
-    let old = sibling(out, "old");
-    if old.exists() {
-        if out.exists() {
-            fs::remove_dir_all(&old).map_err(|e| BuildError::io("cannot remove", &old, e))?;
-        } else {
-            fs::rename(&old, out).map_err(|e| BuildError::io("cannot restore", &old, e))?;
-        }
-    }
-    let tmp = sibling(out, "tmp");
-    if tmp.exists() {
-        fs::remove_dir_all(&tmp).map_err(|e| BuildError::io("cannot remove", &tmp, e))?;
-    }
-    Ok(())
 }
 
 /// Refuses to replace a non-empty folder that is not a c2s output.
@@ -224,9 +202,12 @@ fn write_tree(
         Vec::new()
     };
     let same = |rel: &str, bytes: &[u8]| fs::read(out.join(rel)).is_ok_and(|b| b == bytes);
+    let wanted: BTreeMap<&str, bool> = files
+        .iter()
+        .map(|(rel, bytes)| (rel.as_str(), same(rel, bytes)))
+        .collect();
     let mut stats = WriteStats::default();
-    let unchanged: Vec<bool> = files.iter().map(|(rel, bytes)| same(rel, bytes)).collect();
-    stats.unchanged = unchanged.iter().filter(|&&u| u).count();
+    stats.unchanged = wanted.values().filter(|&&u| u).count();
     stats.written = files.len() - stats.unchanged;
     stats.removed = existing.iter().filter(|e| !files.contains_key(*e)).count();
     if stats.written == 0 && stats.removed == 0 {
@@ -235,32 +216,8 @@ fn write_tree(
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
         fs::create_dir_all(parent).map_err(|e| BuildError::io("cannot create", parent, e))?;
     }
-    let tmp = sibling(out, "tmp");
-    for ((rel, bytes), keep) in files.iter().zip(unchanged) {
-        let dest = tmp.join(rel);
-        if let Some(p) = dest.parent() {
-            fs::create_dir_all(p).map_err(|e| BuildError::io("cannot create", p, e))?;
-        }
-        let linked = keep && fs::hard_link(out.join(rel), &dest).is_ok();
-        if !linked {
-            fs::write(&dest, bytes).map_err(|e| BuildError::io("cannot write", &dest, e))?;
-        }
-    }
-    swap(out, &tmp)?;
+    swap::replace(out, files, &swap::plan(&wanted, &existing))?;
     Ok(stats)
-}
-
-/// Moves the old output aside, the new one in, then deletes the old one.
-fn swap(out: &Path, tmp: &Path) -> Result<(), BuildError> {
-    let old = sibling(out, "old");
-    if out.exists() {
-        fs::rename(out, &old).map_err(|e| BuildError::io("cannot move aside", out, e))?;
-    }
-    fs::rename(tmp, out).map_err(|e| BuildError::io("cannot move into place", out, e))?;
-    if old.exists() {
-        fs::remove_dir_all(&old).map_err(|e| BuildError::io("cannot remove", &old, e))?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

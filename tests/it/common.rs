@@ -48,6 +48,17 @@ pub fn build_example(tmp: &Path) -> (PathBuf, String) {
     (out, cache)
 }
 
+/// The first fenced block of `lang` in README.md after the text `after`.
+pub fn readme_block(after: &str, lang: &str) -> String {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let from = readme
+        .find(after)
+        .unwrap_or_else(|| panic!("README lacks {after:?}"));
+    let fence = format!("```{lang}\n");
+    let start = from + readme[from..].find(&fence).expect("a fenced block follows") + fence.len();
+    readme[start..start + readme[start..].find("```").unwrap()].to_string()
+}
+
 /// Snapshot settings: snapshots live in the repo's `snapshots/`.
 pub fn insta_settings() -> insta::Settings {
     let mut s = insta::Settings::clone_current();

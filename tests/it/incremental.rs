@@ -29,6 +29,16 @@ fn contents(out: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
+fn mtimes(out: &Path) -> BTreeMap<String, std::time::SystemTime> {
+    files(out)
+        .into_iter()
+        .map(|f| {
+            let t = std::fs::metadata(out.join(&f)).unwrap().modified().unwrap();
+            (f, t)
+        })
+        .collect()
+}
+
 fn setup(n: usize) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     synth_corpus(&tmp.path().join("c"), n, 12, 5);
@@ -96,6 +106,7 @@ fn one_edit_recomputes_only_its_path_to_the_root() {
     let out = tmp.path().join("o");
     let id = doc_id(tmp.path(), "doc-00007.md");
     let before = contents(&out);
+    let mtimes_before = mtimes(&out);
     let file = tmp.path().join("c/doc-00007.md");
     let text = std::fs::read_to_string(&file).unwrap();
     std::fs::write(&file, text.replacen("# ", "# Quasar telemetry ", 1)).unwrap();
@@ -140,6 +151,13 @@ fn one_edit_recomputes_only_its_path_to_the_root() {
         "vectors.bin",
         "c2s.lock",
     ];
+    // Only the edited document's file is rewritten: every other one keeps its mtime.
+    let mtimes_after = mtimes(&out);
+    for (f, t) in &mtimes_before {
+        if f.contains("/docs/") && *f != own_file {
+            assert_eq!(mtimes_after.get(f), Some(t), "{f} was rewritten");
+        }
+    }
     for (f, bytes) in &after {
         if before.get(f) == Some(bytes) {
             continue;

@@ -10,7 +10,8 @@ use serde_json::{Value, json};
 
 use crate::build_example::tree_snapshot;
 use crate::common::{
-    build_example, c2s, files, insta_settings, is_nav, ok, read_tree, repo, skip, stderr,
+    build_example, c2s, files, insta_settings, is_nav, ok, read_tree, readme_block, repo, skip,
+    stderr,
 };
 use crate::llm_server::Server;
 use crate::serve::{oa_text, oa_tools, rpc};
@@ -234,6 +235,28 @@ fn a_grep_of_the_entity_index_returns_the_whole_answer_in_one_line() {
     assert!(json["let's encrypt"]["count"].as_u64().unwrap() >= 1);
 }
 
+/// Splits a command line on spaces, keeping double-quoted words together.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ' ' if !quoted => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
 /// Copies a folder.
 fn copy_dir(from: &Path, to: &Path) {
     for f in files(from) {
@@ -275,7 +298,7 @@ fn ask_offline_ask_and_mcp_run_from_a_copy_of_the_output_alone() {
     ))
     .unwrap();
     assert!(!j["ids"].as_array().unwrap().is_empty());
-    // The agent, against a loopback model.
+    // The agent, against a loopback model, with the command README.md shows.
     let server = Server::start();
     let skill = files(&empty.join("copy"))
         .into_iter()
@@ -293,21 +316,14 @@ fn ask_offline_ask_and_mcp_run_from_a_copy_of_the_output_alone() {
             oa_text("Cancel under Billing → Plan [faq-cancel]."),
         ],
     );
-    let o = c2s(
-        &empty,
-        &[
-            "ask",
-            "How do I cancel?",
-            "--out",
-            "copy",
-            "--set",
-            "agent.backend=\"openai\"",
-            "--set",
-            &format!("agent.base_url=\"{}/v1\"", server.url),
-            "--set",
-            "agent.model=\"m\"",
-        ],
-    );
+    let line = readme_block("the\nsame settings come from `--set`:", "sh");
+    let line = line
+        .trim()
+        .replace("http://127.0.0.1:8080", &server.url)
+        .replace("--out c2s-out", "--out copy");
+    let args = shell_words(line.strip_prefix("c2s ").unwrap());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = c2s(&empty, &args);
     assert!(o.status.success(), "{}", stderr(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     // Reading the document's file counts as opening it: the answer is grounded and cited.
@@ -371,11 +387,13 @@ fn skills_dir_installs_beside_other_skills_and_refuses_a_clash() {
     std::fs::create_dir_all(&neighbour).unwrap();
     std::fs::write(neighbour.join("SKILL.md"), "---\nname: my-own-skill\n---\n").unwrap();
     copy_dir(&repo().join("tests/fixtures/small"), &repo_dir.join("docs"));
-    std::fs::write(
-        repo_dir.join("c2s.toml"),
-        "[corpus]\npaths = [\"docs\"]\n[output]\nskills_dir = \".claude/skills\"\n[tree]\nK = 2\np = 3\n",
-    )
-    .unwrap();
+    // The config README.md shows.
+    let config = readme_block("## Use with Claude Code", "toml");
+    assert!(
+        config.contains("skills_dir = \".claude/skills\""),
+        "{config}"
+    );
+    std::fs::write(repo_dir.join("c2s.toml"), config + "[tree]\nK = 2\np = 3\n").unwrap();
     ok(&repo_dir, &["build", "-q"]);
     let ours: Vec<String> = std::fs::read_dir(&shared)
         .unwrap()
