@@ -16,13 +16,21 @@ def main():
     method = sys.argv[4] if len(sys.argv) > 4 else "navigator"
     rep = json.load(open(ev))
     home = {}
-    for root, _, files in os.walk(os.path.join(out, "skills")):
-        for f in files:
-            if f.endswith(".md"):
-                rel = os.path.relpath(os.path.join(root, f), out)
-                for line in open(os.path.join(root, f)):
-                    if line.startswith("- `"):
-                        home[line.split("`")[1]] = rel
+    tree_json = os.path.join(out, "tree.json")
+    if os.path.exists(tree_json):
+        tree = json.load(open(tree_json))
+        for n in tree["nodes"]:
+            nav = "SKILL.md" if n["path"].count("/") == 1 else "INDEX.md"
+            for d in n["docs"]:
+                home[d] = f'{n["path"]}/{nav}'
+    else:  # outputs of c2s before tree.json: rows "- `id` — ..."
+        for root, _, files in os.walk(os.path.join(out, "skills")):
+            for f in files:
+                if f.endswith(".md"):
+                    rel = os.path.relpath(os.path.join(root, f), out)
+                    for line in open(os.path.join(root, f)):
+                        if line.startswith("- `"):
+                            home[line.split("`")[1]] = rel
     aliases = {}
     for did, d in json.load(open(os.path.join(out, "documents.json"))).items():
         for a in d.get("aliases", []):

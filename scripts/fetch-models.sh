@@ -44,12 +44,15 @@ ln -sf libonnxruntime.so.1.32.0 "$lib_dir/libonnxruntime.so"
 
 cat <<CFG
 
-Add to c2s.toml:
+c2s finds models/ beside its config by itself: a c2s.toml in $(dirname "$dest") needs only
+  [embed]
+  backend = "onnx"
+From anywhere else, paste these lines into c2s.toml:
 
 [embed]
 backend = "onnx"
-model_dir = "$model_dir"
-ort_library = "$lib_dir/libonnxruntime.so.1.32.0"
 
-or set ORT_DYLIB_PATH=$lib_dir/libonnxruntime.so.1.32.0 instead of ort_library.
+[embed.onnx]
+model_dir = "$model_dir"
+library = "$lib_dir/libonnxruntime.so.1.32.0"
 CFG

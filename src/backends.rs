@@ -1,7 +1,7 @@
 //! The configured backends of a build: the LLM, the embedder and (opened on first use) the
 //! K-Means device; `--dry-run` swaps in stand-ins that keep their identities.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::config::{EmbedBackendKind, EmbedConfig, LlmBackendKind, Loaded};
 use crate::embed::{Embedder, Hashed};
@@ -84,7 +84,12 @@ pub fn open_embedder(
             dims: e.dims.unwrap_or(256),
         }),
         EmbedBackendKind::Onnx => {
-            let library = e.onnx.library.as_deref().map(resolve);
+            let library = e
+                .onnx
+                .library
+                .as_deref()
+                .map(resolve)
+                .or_else(|| find_ort(base));
             Box::new(crate::embed::Onnx::new(
                 &e.onnx,
                 &resolve(&e.onnx.model_dir),
@@ -94,6 +99,27 @@ pub fn open_embedder(
         }
         EmbedBackendKind::Openai => Box::new(crate::embed::OpenAiEmbed::new(&e.openai, e.dims)?),
     })
+}
+
+/// ONNX Runtime fetched by `scripts/fetch-models.sh` into `models/` beside the config, when
+/// neither `embed.onnx.library` nor `ORT_DYLIB_PATH` names one.
+pub fn find_ort(base: &Path) -> Option<PathBuf> {
+    if std::env::var_os("ORT_DYLIB_PATH").is_some() {
+        return None;
+    }
+    let mut found: Vec<PathBuf> = std::fs::read_dir(base.join("models"))
+        .ok()?
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("onnxruntime-"))
+        .flat_map(|e| std::fs::read_dir(e.path()).into_iter().flatten().flatten())
+        .map(|f| f.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("libonnxruntime.so."))
+        })
+        .collect();
+    found.sort();
+    found.pop()
 }
 
 /// `kmeans.device`: `auto` takes a real GPU adapter only; `gpu` also takes a CPU-emulated one

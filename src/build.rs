@@ -145,10 +145,31 @@ pub fn build_with(
     progress: &Progress,
     graph: &mut Graph,
 ) -> Result<BuildReport, BuildError> {
-    let mut backends = Backends::from_config(&opts.loaded)?;
-    if opts.dry_run {
-        backends.stand_in();
+    if !opts.dry_run {
+        return build_on(opts, progress, graph, &Backends::from_config(&opts.loaded)?);
     }
+    // A dry run sends nothing: it estimates without the API keys, and says which are missing.
+    let mut loaded = opts.loaded.clone();
+    for (slot, what) in [
+        (&mut loaded.config.llm.api_key_env, "llm.api_key_env"),
+        (
+            &mut loaded.config.embed.openai.api_key_env,
+            "embed.openai.api_key_env",
+        ),
+    ] {
+        let unset = |v: &String| std::env::var(v).ok().is_none_or(|k| k.is_empty());
+        if let Some(var) = slot.clone().filter(unset) {
+            progress.status(
+                "Note",
+                &format!(
+                    "{what}: {var} is not set; the dry run estimates without it (a real build needs it)"
+                ),
+            );
+            *slot = None;
+        }
+    }
+    let mut backends = Backends::from_config(&loaded)?;
+    backends.stand_in();
     build_on(opts, progress, graph, &backends)
 }
 
@@ -235,22 +256,32 @@ fn build_on(
     let cards = card::cards(docs, backends.llm.as_ref(), &mut exec, &bar)?;
     bar.finish_and_clear();
     laps.lap("card");
-    let texts: Vec<(String, String)> = docs
-        .iter()
-        .zip(&cards)
-        .map(|(d, c)| {
-            (
-                d.id.clone(),
-                embed::document_text(c, d, cfg.tree.max_doc_chars),
-            )
-        })
-        .collect();
-    let doc_vectors = embed::embed_texts("embed", &texts, backends.embedder.as_ref(), &mut exec)?;
+    let vectors = embed::embed_documents(
+        docs,
+        &cards,
+        cfg.tree.max_doc_chars,
+        (cfg.embed.chunk_tokens, cfg.embed.max_chunks),
+        backends.embedder.as_ref(),
+        &mut exec,
+    )?;
+    let doc_vectors = &vectors.docs;
+    for &d in &vectors.truncated {
+        diags.warn(
+            docs[d].source.clone(),
+            None,
+            format!(
+                "document `{}` is longer than embed.max_chunks = {} passages; the rest of its text is kept but not embedded",
+                docs[d].id, cfg.embed.max_chunks
+            ),
+        );
+        progress.warning(&diags.warnings.last().expect("just pushed").to_string());
+    }
     progress.status(
         "Embedded",
         &format!(
-            "{} documents ({})",
+            "{} documents, {} passages of long ones ({})",
             docs.len(),
+            vectors.chunks.rows,
             backends.embedder.model_id()
         ),
     );
@@ -268,14 +299,14 @@ fn build_on(
         backends,
         docs,
         &cards,
-        &doc_vectors,
+        doc_vectors,
         prev_tree,
         &mut exec,
         progress,
     )?;
     laps.lap("tree");
 
-    enrich::exemplars(&mut tree, &doc_vectors, cfg.tree.exemplars);
+    enrich::exemplars(&mut tree, doc_vectors, cfg.tree.exemplars);
     enrich::related(&mut tree, cfg.tree.related_skills);
     render::assign_paths(&mut tree);
     let fallbacks: Vec<Warning> =
@@ -287,7 +318,7 @@ fn build_on(
         &tree,
         docs,
         &cards,
-        &doc_vectors,
+        &vectors,
         opts,
         backends,
         &corpus.sources,
@@ -472,7 +503,7 @@ fn render_files(
     tree: &Tree,
     docs: &[Document],
     cards: &[Card],
-    doc_vectors: &Matrix,
+    vectors: &embed::DocVectors,
     opts: &BuildOptions,
     backends: &Backends,
     sources: &[ingest::SourceFile],
@@ -481,7 +512,7 @@ fn render_files(
     let cfg = &opts.loaded.config;
     let ctx = render::Ctx::new(tree, docs, cards);
     let index = enrich::entity_index(tree, docs, cards);
-    let (mut files, navigation_files) = render::all_files(&ctx, doc_vectors, &index);
+    let (mut files, navigation_files) = render::all_files(&ctx, vectors, &index);
     let lock = Lock {
         c2s_version: env!("CARGO_PKG_VERSION").to_string(),
         config_hash: cfg.hash(&opts.loaded.base_dir),

@@ -62,15 +62,14 @@ pub enum CacheAction {
 #[derive(Debug, Args, Clone, Copy)]
 pub struct NavArgs {
     /// Nodes kept per level of the beam search.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 4)]
     pub beam: usize,
     /// Documents returned.
     #[arg(long, default_value_t = 10)]
     pub k: usize,
-    /// Weight of BM25 over document rows against dense similarity when ranking a leaf's
-    /// documents (default: 1.0 with the lexical hashed embedder, 0.5 with neural ones).
-    #[arg(long, value_name = "W")]
-    pub row_weight: Option<f32>,
+    /// Weight of full-text BM25 against best-passage cosine when ranking documents.
+    #[arg(long, value_name = "W", default_value_t = 1.0)]
+    pub row_weight: f32,
 }
 
 #[derive(Debug, Args)]

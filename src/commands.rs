@@ -379,18 +379,13 @@ pub fn exit_code(_e: &Error) -> u8 {
 pub(crate) fn nav_params(
     nav: &crate::cli::NavArgs,
     fallback: bool,
-    embed: crate::config::EmbedBackendKind,
 ) -> crate::serve::navigator::NavParams {
-    let lexical = embed == crate::config::EmbedBackendKind::Hashed;
     crate::serve::navigator::NavParams {
         beam: nav.beam.max(1),
         k: nav.k.max(1),
         fallback,
         fetch: 3,
-        row_weight: nav
-            .row_weight
-            .unwrap_or(if lexical { 1.0 } else { 0.5 })
-            .max(0.0),
+        row_weight: nav.row_weight.max(0.0),
     }
 }
 
@@ -456,7 +451,6 @@ pub fn eval_cmd(args: &crate::cli::EvalArgs, progress: &Progress) -> Result<u8, 
         }));
     }
     let backends = crate::build::Backends::from_config(&loaded)?;
-    let embed_kind = loaded.config.embed.backend;
     let opts = crate::eval::EvalOptions {
         data,
         loaded,
@@ -464,7 +458,7 @@ pub fn eval_cmd(args: &crate::cli::EvalArgs, progress: &Progress) -> Result<u8, 
         display_base: cwd,
         limit: args.limit,
         methods,
-        nav: nav_params(&args.nav, false, embed_kind),
+        nav: nav_params(&args.nav, false),
     };
     let report = crate::eval::run(&opts, &backends, progress)?;
     print!("{}", crate::eval::render_table(&report));

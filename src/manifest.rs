@@ -75,6 +75,7 @@ impl LockEmbed {
             dims: self.dims,
             onnx: self.onnx.clone().unwrap_or(d.onnx),
             openai: self.openai.clone().unwrap_or(d.openai),
+            ..d
         }
     }
 }
@@ -89,7 +90,9 @@ pub fn serve_embed(loaded: &Loaded, out: &Path) -> LockEmbed {
         o.library = o
             .library
             .as_ref()
-            .map(|l| relative_path(out, &loaded.resolve(l)));
+            .map(|l| loaded.resolve(l))
+            .or_else(|| crate::backends::find_ort(&loaded.base_dir))
+            .map(|l| relative_path(out, &l));
         o
     });
     LockEmbed {

@@ -77,15 +77,10 @@ pub fn ask_cmd(args: &AskArgs, progress: &Progress) -> Result<u8, Error> {
         })?
         .remove(0);
     let nav = crate::serve::navigator::Navigator::new(&compiled);
-    let kind = compiled
-        .lock
-        .embed
-        .as_ref()
-        .map_or(config.embed.backend, |e| e.backend);
     let r = nav.navigate(
         &args.question,
         &qv,
-        &crate::commands::nav_params(&args.nav, args.fallback, kind),
+        &crate::commands::nav_params(&args.nav, args.fallback),
     );
     if args.json {
         println!("{}", serde_json::to_string(&r)?);

@@ -204,6 +204,11 @@ pub struct EmbedConfig {
     /// Vector size: the hashed embedder's dimension (default 256); for `onnx` a check against
     /// the model's output; for `openai` the `dimensions` request field (sent only when set).
     pub dims: Option<usize>,
+    /// A document longer than this many (estimated) tokens is also embedded as passages of
+    /// about this size, each memoized on its own; 0 turns chunking off.
+    pub chunk_tokens: usize,
+    /// At most this many passages per document.
+    pub max_chunks: usize,
     pub onnx: OnnxConfig,
     pub openai: OpenAiEmbedConfig,
 }
@@ -213,6 +218,8 @@ impl Default for EmbedConfig {
         EmbedConfig {
             backend: EmbedBackendKind::Hashed,
             dims: None,
+            chunk_tokens: 200,
+            max_chunks: 64,
             onnx: OnnxConfig::default(),
             openai: OpenAiEmbedConfig::default(),
         }
@@ -325,6 +332,12 @@ pub fn validate(llm: &LlmConfig, embed: &EmbedConfig) -> Result<(), (String, Str
     }
     if embed.backend == EmbedBackendKind::Hashed && embed.dims.is_some_and(|d| d < 16) {
         return bad("embed.dims", "must be at least 16 for the hashed embedder");
+    }
+    if embed.chunk_tokens != 0 && embed.chunk_tokens < 32 {
+        return bad("embed.chunk_tokens", "must be 0 (off) or at least 32");
+    }
+    if embed.max_chunks < 1 {
+        return bad("embed.max_chunks", "must be at least 1");
     }
     if embed.onnx.max_tokens < 8 || embed.onnx.batch_size < 1 {
         return bad(

@@ -15,7 +15,7 @@ use crate::config::Loaded;
 use crate::embed::Embedder;
 use crate::error::BuildError;
 use crate::progress::Progress;
-use crate::retrieval::{Bm25, dense_scores, rrf, top_k};
+use crate::retrieval::{rrf, top_k};
 use crate::serve::agent::Agent;
 use crate::serve::compiled::Compiled;
 use crate::serve::navigator::{NavParams, Navigator, extractive_answer};
@@ -84,6 +84,8 @@ pub struct Report {
     pub summaries: BTreeMap<String, Summary>,
     /// Per metric: the navigator against the best flat baseline.
     pub comparisons: BTreeMap<String, (String, Comparison)>,
+    /// The same for `navigator+fallback`.
+    pub fallback_comparisons: BTreeMap<String, (String, Comparison)>,
     pub results: Vec<QueryResult>,
 }
 
@@ -169,7 +171,8 @@ pub fn run(
         }
     }
     let summaries = summarize(&results, &opts.methods);
-    let comparisons = compare(&results, &summaries, &opts.methods);
+    let comparisons = compare(&results, &summaries, &opts.methods, "navigator");
+    let fallback_comparisons = compare(&results, &summaries, &opts.methods, "navigator+fallback");
     let dataset = opts
         .data
         .file_name()
@@ -180,6 +183,7 @@ pub fn run(
         documents: a.docs.len(),
         summaries,
         comparisons,
+        fallback_comparisons,
         results,
     })
 }
@@ -189,7 +193,6 @@ struct Context<'a> {
     a: &'a Compiled,
     nav: Navigator<'a>,
     params: NavParams,
-    text_bm25: Bm25,
     alias: HashMap<String, String>,
     top_skill: HashMap<String, String>,
     agent: Option<&'a Agent>,
@@ -197,12 +200,6 @@ struct Context<'a> {
 
 impl<'a> Context<'a> {
     fn new(a: &'a Compiled, _embedder: &dyn Embedder, params: NavParams) -> Context<'a> {
-        let texts: Vec<String> = a
-            .docs
-            .iter()
-            .zip(&a.cards)
-            .map(|(d, c)| format!("{}\n{}", c.title, d.text))
-            .collect();
         let mut alias = HashMap::new();
         for d in &a.docs {
             for x in &d.aliases {
@@ -219,7 +216,6 @@ impl<'a> Context<'a> {
             a,
             nav: Navigator::new(a),
             params,
-            text_bm25: Bm25::new(&texts),
             alias,
             top_skill,
             agent: None,
@@ -270,6 +266,11 @@ impl<'a> Context<'a> {
                 extra.insert("input_tokens".to_string(), r.input_tokens as f64);
                 extra.insert("output_tokens".to_string(), r.output_tokens as f64);
                 extra.insert("docs_fetched".to_string(), r.fetched.len() as f64);
+                let searches = r
+                    .trace
+                    .iter()
+                    .filter(|t| t.tool.as_deref() == Some("search"));
+                extra.insert("searches".to_string(), searches.count() as f64);
                 let mut ids = r.cited.clone();
                 ids.extend(r.fetched.iter().filter(|f| !r.cited.contains(f)).cloned());
                 let path = r
@@ -285,6 +286,9 @@ impl<'a> Context<'a> {
                     ..self.params
                 };
                 let r = self.nav.navigate(&q.question, qv, &p);
+                if p.fallback {
+                    extra.insert("fell_back".to_string(), f64::from(u8::from(r.fell_back)));
+                }
                 let routed = gold.iter().any(|g| {
                     self.top_skill
                         .get(g)
@@ -340,8 +344,9 @@ impl<'a> Context<'a> {
 
     fn flat(&self, method: &str, question: &str, qv: &[f32]) -> Vec<usize> {
         let k = self.params.k;
-        let bm25 = || top_k(&self.text_bm25.scores(question), 100);
-        let dense = || top_k(&dense_scores(qv, &self.a.doc_vectors), 100);
+        let s = self.nav.doc_scores(question, qv);
+        let bm25 = || top_k(&s.text, 100);
+        let dense = || top_k(&s.dense, 100);
         let mut r = match method {
             "bm25" => bm25(),
             "dense" => dense(),
@@ -389,14 +394,15 @@ fn summarize(results: &[QueryResult], methods: &[String]) -> BTreeMap<String, Su
     out
 }
 
-/// The navigator against the best flat baseline, per metric (10,000 resamples, seed 42).
+/// `method` against the best flat baseline, per metric (10,000 resamples, seed 42).
 fn compare(
     results: &[QueryResult],
     summaries: &BTreeMap<String, Summary>,
     methods: &[String],
+    method: &str,
 ) -> BTreeMap<String, (String, Comparison)> {
     let mut out = BTreeMap::new();
-    if !methods.iter().any(|m| m == "navigator") {
+    if !methods.iter().any(|m| m == method) {
         return out;
     }
     let per_query = |method: &str, metric: &str| -> Vec<f64> {
@@ -414,7 +420,7 @@ fn compare(
             .max_by(|a, b| a.1.total_cmp(&b.1));
         if let Some((flat, _)) = best {
             let c = paired_bootstrap(
-                &per_query("navigator", metric),
+                &per_query(method, metric),
                 &per_query(flat, metric),
                 10_000,
                 42,
@@ -458,16 +464,23 @@ pub fn render_table(r: &Report) -> String {
     if let Some(a) = r.summaries.get("agent") {
         let g = |k: &str| a.means.get(k).copied().unwrap_or(0.0);
         s.push_str(&format!(
-            "\nagent: {:.1} turns, {:.1} documents fetched, {:.0} input + {:.0} output tokens per query\n",
+            "\nagent: {:.1} turns, {:.1} documents fetched, {:.2} searches, {:.0} input + {:.0} output tokens per query\n",
             g("turns"),
             g("docs_fetched"),
+            g("searches"),
             g("input_tokens"),
             g("output_tokens")
         ));
     }
-    if !r.comparisons.is_empty() {
-        s.push_str("\nnavigator vs best flat baseline (paired bootstrap, 10,000 resamples):\n\n| metric | baseline | mean diff | p | verdict |\n|---|---|---|---|---|\n");
-        for (metric, (flat, c)) in &r.comparisons {
+    for (method, comparisons) in [
+        ("navigator", &r.comparisons),
+        ("navigator+fallback", &r.fallback_comparisons),
+    ] {
+        if comparisons.is_empty() {
+            continue;
+        }
+        s.push_str(&format!("\n{method} vs best flat baseline (paired bootstrap, 10,000 resamples):\n\n| metric | baseline | mean diff | p | verdict |\n|---|---|---|---|---|\n"));
+        for (metric, (flat, c)) in comparisons {
             s.push_str(&format!(
                 "| {metric} | {flat} | {:+.3} | {:.4} | {} |\n",
                 c.mean_diff, c.p_value, c.verdict

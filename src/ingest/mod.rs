@@ -56,7 +56,9 @@ pub struct IngestOptions<'a> {
     pub include: &'a [String],
     pub exclude: &'a [String],
     pub max_file_bytes: u64,
-    pub max_doc_chars: usize,
+    /// Characters of a document embedded whole; longer ones get a warning, unless chunking
+    /// (`embed.chunk_tokens`) embeds the rest as passages (its own warning covers the cap).
+    pub max_doc_chars: Option<usize>,
     /// Paths shown to the user are relative to this folder.
     pub display_base: PathBuf,
     /// Folders never read (the output, the cache).
@@ -76,7 +78,7 @@ impl<'a> IngestOptions<'a> {
             include: &cfg.corpus.include,
             exclude: &cfg.corpus.exclude,
             max_file_bytes: cfg.corpus.max_file_bytes,
-            max_doc_chars: cfg.tree.max_doc_chars,
+            max_doc_chars: (cfg.embed.chunk_tokens == 0).then_some(cfg.tree.max_doc_chars),
             display_base: display_base.to_path_buf(),
             skip_dirs: vec![out.to_path_buf()],
         }
@@ -342,15 +344,25 @@ fn add_document(
     }
     seen_text.insert(text_hash, docs.len());
     let chars = rec.text.chars().count();
-    if chars > opts.max_doc_chars {
+    if let Some(max) = opts.max_doc_chars.filter(|&m| chars > m) {
         diags.warn(
             file,
             line,
             format!(
-                "document is {chars} characters; only the first tree.max_doc_chars = {} are embedded (the full text is kept)",
-                opts.max_doc_chars
+                "document is {chars} characters; only the first tree.max_doc_chars = {max} are embedded (the full text is kept; set embed.chunk_tokens to embed it all as passages)"
             ),
         );
+    }
+    // A "title" that is only the record's id or has no letter (`"630"`, `"doc-17"` when the id
+    // is `doc-17`) names nothing: the card takes its title from the text instead.
+    let mut rec = rec;
+    if rec.title.as_deref().is_some_and(|t| {
+        let t = t.trim();
+        t == id
+            || Some(t) == rec.id.as_deref().map(str::trim)
+            || !t.chars().any(char::is_alphabetic)
+    }) {
+        rec.title = None;
     }
     let content_hash = content_hash(&rec);
     docs.push(Document {

@@ -5,7 +5,7 @@ use super::{Card, CardInput, ClusterInput, Llm, LlmError, Tags};
 use crate::text::{clip_chars, clip_words, one_line, plain_text, sentences};
 
 /// Version of the extractive algorithms; part of the manifest and memo keys.
-pub const EXTRACTIVE_VERSION: &str = "extractive-1";
+pub const EXTRACTIVE_VERSION: &str = "extractive-2";
 
 /// Deterministic, offline, and local to each input (no corpus-wide statistics).
 #[derive(Debug, Default, Clone, Copy)]
@@ -179,17 +179,39 @@ fn first_heading(text: &str) -> Option<String> {
 }
 
 /// The first sentence with some substance that is not just the title, at most 25 words.
+/// The document's first sentence that reads as prose: not the title, not a link, an author list
+/// or a line of metadata (`DOI:…`, `License:…`), so that a paper's card says what it is about.
 fn first_sentence(plain: &str, title: &str) -> String {
     let title_norm = title.to_lowercase();
-    sentences(plain)
-        .into_iter()
-        .find(|s| {
-            s.split_whitespace().count() >= 4
-                && s.to_lowercase().trim_end_matches('.') != title_norm
-        })
-        .or_else(|| sentences(plain).into_iter().next())
-        .map(|s| clip_words(&s, 25))
+    let all = sentences(plain);
+    let not_title = |s: &String| {
+        s.split_whitespace().count() >= 4 && s.to_lowercase().trim_end_matches('.') != title_norm
+    };
+    all.iter()
+        .take(40)
+        .find(|s| not_title(s) && is_prose(s))
+        .or_else(|| all.iter().find(|s| not_title(s)))
+        .or_else(|| all.first())
+        .map(|s| clip_words(s, 25))
         .unwrap_or_default()
+}
+
+/// Prose, as opposed to metadata: six or more words, no link, at most one semicolon, no
+/// `Key:value` opening, and mostly lowercase words (names and titles are capitalized).
+fn is_prose(s: &str) -> bool {
+    let words: Vec<&str> = s.split_whitespace().collect();
+    if words.len() < 6 || s.contains("http") || s.matches(';').count() > 1 {
+        return false;
+    }
+    let first = words[0];
+    if first.ends_with(':') || first.contains(':') {
+        return false;
+    }
+    let lower = words
+        .iter()
+        .filter(|w| w.chars().next().is_some_and(char::is_lowercase))
+        .count();
+    lower * 2 >= words.len()
 }
 
 #[cfg(test)]

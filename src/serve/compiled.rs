@@ -27,6 +27,9 @@ pub struct Compiled {
     pub cards: Vec<Card>,
     /// One row per document.
     pub doc_vectors: Matrix,
+    /// Passage vectors of the long documents, and the document of each.
+    pub chunk_vectors: Matrix,
+    pub chunk_owner: Vec<u32>,
     pub tree: Tree,
     /// Bytes of each node's navigation file.
     pub nav_bytes: Vec<usize>,
@@ -76,7 +79,7 @@ impl Compiled {
                 content_hash: String::new(),
             });
         }
-        let doc_vectors =
+        let (doc_vectors, chunk_vectors, chunk_owner) =
             decode_vectors(&read(SERVE_VECTORS)?).map_err(|m| corrupt(SERVE_VECTORS, m))?;
         if doc_vectors.rows != docs.len() {
             return Err(corrupt(
@@ -96,6 +99,8 @@ impl Compiled {
             docs,
             cards,
             doc_vectors,
+            chunk_vectors,
+            chunk_owner,
             tree,
             nav_bytes,
         })

@@ -10,6 +10,8 @@ use serde_json::{Value, json};
 pub const CAT_MAX_BYTES: usize = 16 * 1024;
 /// Characters of a document `get_document` returns before cutting with a notice.
 pub const DOC_MAX_CHARS: usize = 24 * 1024;
+/// Documents `search` returns.
+pub const SEARCH_HITS: usize = 10;
 /// Lines `grep` returns, and files it reads.
 pub const GREP_MAX_LINES: usize = 100;
 pub const GREP_MAX_FILES: usize = 5000;
@@ -31,6 +33,8 @@ pub struct Tools {
     docs: BTreeMap<String, (String, String)>,
     /// Ids of folded duplicates → the id of the document they were folded into.
     aliases: BTreeMap<String, String>,
+    /// BM25 over every document's title and text, built on the first search.
+    index: std::sync::OnceLock<crate::retrieval::Bm25>,
 }
 
 /// A path the tools accepted: a real file or folder (and how it is shown), or `skills/` when
@@ -57,6 +61,11 @@ pub fn specs() -> Vec<(&'static str, &'static str, Value)> {
             "grep",
             "Search the output's files (navigation and document files) with a regular expression; returns path:line: text.",
             json!({"type": "object", "properties": {"pattern": {"type": "string"}, "path": {"type": "string", "description": "file or folder (default: all)"}, "ignore_case": {"type": "boolean"}}, "required": ["pattern"]}),
+        ),
+        (
+            "search",
+            "Full-text search (BM25) over every document: the 10 best matches as `id — title`. Use it when the skills' summaries do not point to a clear branch, or to check that none was missed.",
+            json!({"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}),
         ),
         (
             "get_document",
@@ -107,6 +116,7 @@ impl Tools {
             mounts,
             docs,
             aliases,
+            index: std::sync::OnceLock::new(),
         })
     }
 
@@ -154,8 +164,11 @@ impl Tools {
             ),
             "get_document" => self
                 .get_document(s("id").ok_or_else(|| ToolError("get_document needs `id`".into()))?),
+            "search" => {
+                self.search(s("query").ok_or_else(|| ToolError("search needs `query`".into()))?)
+            }
             other => Err(ToolError(format!(
-                "unknown tool `{other}`; use ls, cat, grep or get_document"
+                "unknown tool `{other}`; use ls, cat, grep, search or get_document"
             ))),
         }
     }
@@ -386,6 +399,32 @@ impl Tools {
             text.clone()
         };
         Ok(format!("id: {key}\ntitle: {title}\n\n{body}"))
+    }
+
+    /// The best documents for a query by full-text BM25: `id — title`, at most 10.
+    pub fn search(&self, query: &str) -> Result<String, ToolError> {
+        if query.trim().is_empty() {
+            return Err(ToolError("search needs a non-empty query".into()));
+        }
+        let index = self.index.get_or_init(|| {
+            let texts: Vec<String> = self
+                .docs
+                .values()
+                .map(|(title, text)| format!("{title}\n{text}"))
+                .collect();
+            crate::retrieval::Bm25::new(&texts)
+        });
+        let scores = index.scores(query);
+        let ids: Vec<(&String, &(String, String))> = self.docs.iter().collect();
+        let hits: Vec<String> = crate::retrieval::top_k(&scores, SEARCH_HITS)
+            .into_iter()
+            .filter(|&i| scores[i] > 0.0)
+            .map(|i| format!("{} — {}", ids[i].0, ids[i].1.0))
+            .collect();
+        if hits.is_empty() {
+            return Ok("no document matches".into());
+        }
+        Ok(hits.join("\n"))
     }
 
     /// The document a `…/docs/<id>.md` file holds, when the path is one.

@@ -22,6 +22,102 @@ pub fn document_text(card: &Card, doc: &Document, max_doc_chars: usize) -> Strin
     )
 }
 
+/// A corpus's vectors: one per document (what clustering and routing use) and one per passage
+/// of the long documents (what ranking uses: a document matches as well as its best passage).
+#[derive(Debug, Clone)]
+pub struct DocVectors {
+    /// Per document: the normalized mean of its card embedding and its passages' vectors.
+    pub docs: Matrix,
+    /// Passage vectors, grouped by document in document order.
+    pub chunks: Matrix,
+    /// The document of each passage.
+    pub owner: Vec<u32>,
+    /// Documents whose passages reached `embed.max_chunks` before the end of the text.
+    pub truncated: Vec<usize>,
+}
+
+/// Embeds every document (card + the start of its text, stage `embed`) and, with chunking on,
+/// the passages of the long ones (stage `chunk`); each text is memoized on its own.
+pub fn embed_documents(
+    docs: &[Document],
+    cards: &[Card],
+    max_doc_chars: usize,
+    chunking: (usize, usize),
+    embedder: &dyn Embedder,
+    exec: &mut Executor,
+) -> Result<DocVectors, BuildError> {
+    use rayon::prelude::*;
+    let texts: Vec<(String, String)> = docs
+        .iter()
+        .zip(cards)
+        .map(|(d, c)| (d.id.clone(), document_text(c, d, max_doc_chars)))
+        .collect();
+    let heads = embed_texts("embed", &texts, embedder, exec)?;
+    let (limit, max) = chunking;
+    let per_doc: Vec<Vec<String>> = docs
+        .par_iter()
+        .zip(cards)
+        .map(|(d, c)| {
+            // A document the head embedding covers whole needs no passages.
+            let whole = crate::stage::chunk::estimate_tokens(&c.render())
+                + crate::stage::chunk::estimate_tokens(&d.text);
+            if limit == 0 || (whole <= limit && d.text.chars().count() <= max_doc_chars) {
+                return Vec::new();
+            }
+            // Passages go in as they are: a title on each (measured on covidqa) pulls every
+            // passage of a paper towards the same vector and costs dense retrieval 0.03 Recall@5.
+            crate::stage::chunk::passages(&d.text, limit, max + 1)
+        })
+        .collect();
+    let truncated: Vec<usize> = (0..per_doc.len())
+        .filter(|&i| per_doc[i].len() > max)
+        .collect();
+    let per_doc: Vec<Vec<String>> = per_doc
+        .into_iter()
+        .map(|mut ps| {
+            ps.truncate(max);
+            ps
+        })
+        .collect();
+    let mut items: Vec<(String, String)> = Vec::new();
+    let mut owner: Vec<u32> = Vec::new();
+    for (i, ps) in per_doc.into_iter().enumerate() {
+        for (k, p) in ps.into_iter().enumerate() {
+            items.push((format!("{}#{}", docs[i].id, k + 1), p));
+            owner.push(i as u32);
+        }
+    }
+    let chunks = if items.is_empty() {
+        Matrix::new(heads.dims)
+    } else {
+        embed_texts("chunk", &items, embedder, exec)?
+    };
+    if chunks.rows > 0 && chunks.dims != heads.dims {
+        return Err(BuildError::Embed(format!(
+            "passage vectors have {} dimensions, document vectors {}\n  help: the cache holds vectors of another shape; run `c2s clean --cache` and build again",
+            chunks.dims, heads.dims
+        )));
+    }
+    let mut sums: Vec<Vec<f32>> = (0..heads.rows).map(|i| heads.row(i).to_vec()).collect();
+    for (row, &o) in owner.iter().enumerate() {
+        sums[o as usize]
+            .iter_mut()
+            .zip(chunks.row(row))
+            .for_each(|(a, x)| *a += x);
+    }
+    let mut doc_m = Matrix::new(heads.dims);
+    for mut v in sums {
+        crate::kmeans::normalize(&mut v);
+        doc_m.push(&v);
+    }
+    Ok(DocVectors {
+        docs: doc_m,
+        chunks,
+        owner,
+        truncated,
+    })
+}
+
 /// The memo key of one embedding.
 pub fn embed_key(text: &str, embedder: &dyn Embedder) -> KeyParts {
     KeyParts {

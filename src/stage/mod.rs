@@ -1,6 +1,7 @@
 //! The compile stages, in data-flow order: card, embed, cluster, summarize, label, repartition, enrich, render.
 
 pub mod card;
+pub mod chunk;
 pub mod cluster;
 pub mod embed;
 pub mod enrich;

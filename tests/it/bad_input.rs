@@ -71,6 +71,8 @@ fn every_bad_input_is_a_named_warning() {
             "--set",
             "tree.max_doc_chars=500",
             "--set",
+            "embed.max_chunks=1",
+            "--set",
             "corpus.max_file_bytes=4000",
         ],
     );

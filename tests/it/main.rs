@@ -15,6 +15,7 @@ mod interrupt;
 mod invariants;
 mod llm;
 mod llm_server;
+mod navigation;
 mod onnx;
 mod serve;
 mod skill_pack;

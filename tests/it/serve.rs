@@ -393,7 +393,7 @@ fn mcp_server_handshake_lists_and_calls_tools() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["ls", "cat", "grep", "get_document"]);
+    assert_eq!(names, ["ls", "cat", "grep", "search", "get_document"]);
     assert!(list["result"]["tools"][1]["inputSchema"]["required"].is_array());
     let id = first_doc(&out);
     let doc = rpc(

@@ -11,12 +11,13 @@ use super::{Ctx, yaml_str};
 use crate::ingest::Document;
 use crate::kmeans::Matrix;
 use crate::llm::Card;
+use crate::stage::embed::DocVectors;
 
 /// The tree as data, for serving.
 pub const SERVE_TREE: &str = "tree.json";
 /// Document vectors, for serving.
 pub const SERVE_VECTORS: &str = "vectors.bin";
-const VECTORS_MAGIC: &[u8; 8] = b"C2SVEC1\n";
+const VECTORS_MAGIC: &[u8; 8] = b"C2SVEC2\n";
 
 /// The file of one document (and a small pointer file per alias id folded into it).
 pub fn doc_files(ctx: &Ctx, d: usize) -> Vec<(String, Vec<u8>)> {
@@ -163,50 +164,83 @@ fn json<T: Serialize>(v: &T) -> String {
     serde_json::to_string(v).expect("serializes")
 }
 
-/// `vectors.bin`: magic, rows and dims (u32 LE), then one f16 LE row per document in id order
-/// (the order of `documents.json`).
-pub fn encode_vectors(docs: &[Document], vectors: &Matrix) -> Vec<u8> {
+/// `vectors.bin`: magic; document count, dims and passage count (u32 LE); one f16 LE row per
+/// document in id order (the order of `documents.json`); the passage rows, grouped by document
+/// in the same order; and the document index (u32 LE) of each passage.
+pub fn encode_vectors(docs: &[Document], v: &DocVectors) -> Vec<u8> {
     let mut order: Vec<usize> = (0..docs.len()).collect();
     order.sort_by(|&a, &b| docs[a].id.cmp(&docs[b].id));
-    let mut out = Vec::with_capacity(16 + order.len() * vectors.dims * 2);
+    let mut by_doc: Vec<Vec<usize>> = vec![Vec::new(); docs.len()];
+    for (row, &o) in v.owner.iter().enumerate() {
+        by_doc[o as usize].push(row);
+    }
+    let dims = v.docs.dims;
+    let mut out = Vec::with_capacity(20 + (order.len() + v.chunks.rows) * (dims * 2 + 4));
     out.extend_from_slice(VECTORS_MAGIC);
-    out.extend_from_slice(&(order.len() as u32).to_le_bytes());
-    out.extend_from_slice(&(vectors.dims as u32).to_le_bytes());
-    for i in order {
-        for &x in vectors.row(i) {
+    for n in [order.len(), dims, v.chunks.rows] {
+        out.extend_from_slice(&(n as u32).to_le_bytes());
+    }
+    let push_row = |out: &mut Vec<u8>, row: &[f32]| {
+        for &x in row {
             out.extend_from_slice(&half::f16::from_f32(x).to_le_bytes());
         }
+    };
+    for &i in &order {
+        push_row(&mut out, v.docs.row(i));
+    }
+    let mut owners = Vec::with_capacity(v.chunks.rows);
+    for (pos, &i) in order.iter().enumerate() {
+        for &row in &by_doc[i] {
+            push_row(&mut out, v.chunks.row(row));
+            owners.push(pos as u32);
+        }
+    }
+    for o in owners {
+        out.extend_from_slice(&o.to_le_bytes());
     }
     out
 }
 
-/// Reads `vectors.bin` back into a matrix; `Err` says what is wrong with it.
-pub fn decode_vectors(bytes: &[u8]) -> Result<Matrix, String> {
+/// Reads `vectors.bin` back: document vectors, passage vectors and each passage's document;
+/// `Err` says what is wrong with the file.
+pub fn decode_vectors(bytes: &[u8]) -> Result<(Matrix, Matrix, Vec<u32>), String> {
     let header = bytes
-        .get(..16)
+        .get(..20)
         .filter(|h| h.starts_with(VECTORS_MAGIC))
         .ok_or("not a c2s vectors file (bad header)")?;
     let word =
         |i: usize| u32::from_le_bytes(header[i..i + 4].try_into().expect("4 bytes")) as usize;
-    let (rows, dims) = (word(8), word(12));
+    let (rows, dims, chunks) = (word(8), word(12), word(16));
     if dims == 0 {
         return Err("the vectors have no dimensions".into());
     }
-    let body = &bytes[16..];
-    if body.len() != rows * dims * 2 {
+    let body = &bytes[20..];
+    let need = (rows + chunks) * dims * 2 + chunks * 4;
+    if body.len() != need {
         return Err(format!(
-            "{rows} rows of {dims} dimensions need {} bytes, the file has {}",
-            rows * dims * 2,
+            "{rows} documents and {chunks} passages of {dims} dimensions need {need} bytes, the file has {}",
             body.len()
         ));
     }
-    let mut m = Matrix::new(dims);
-    let mut row = vec![0.0f32; dims];
-    for chunk in body.chunks_exact(dims * 2) {
-        for (x, b) in row.iter_mut().zip(chunk.chunks_exact(2)) {
-            *x = half::f16::from_le_bytes([b[0], b[1]]).to_f32();
+    let read = |data: &[u8]| {
+        let mut m = Matrix::new(dims);
+        let mut row = vec![0.0f32; dims];
+        for chunk in data.chunks_exact(dims * 2) {
+            for (x, b) in row.iter_mut().zip(chunk.chunks_exact(2)) {
+                *x = half::f16::from_le_bytes([b[0], b[1]]).to_f32();
+            }
+            m.push(&row);
         }
-        m.push(&row);
+        m
+    };
+    let split = rows * dims * 2;
+    let tail = split + chunks * dims * 2;
+    let owner: Vec<u32> = body[tail..]
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+        .collect();
+    if let Some(bad) = owner.iter().find(|&&o| o as usize >= rows) {
+        return Err(format!("a passage belongs to document {bad} of {rows}"));
     }
-    Ok(m)
+    Ok((read(&body[..split]), read(&body[split..tail]), owner))
 }

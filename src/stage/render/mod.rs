@@ -9,8 +9,8 @@ mod nav;
 use std::collections::BTreeMap;
 
 use crate::ingest::Document;
-use crate::kmeans::Matrix;
 use crate::llm::Card;
+use crate::stage::embed::DocVectors;
 use crate::stage::enrich::EntityEntry;
 use crate::stage::label::{sibling_slugs, strip_common_words};
 use crate::tree::Tree;
@@ -59,7 +59,7 @@ pub fn doc_file(folder: &str, id: &str) -> String {
 /// number of navigation files among them.
 pub fn all_files(
     ctx: &Ctx,
-    doc_vectors: &Matrix,
+    vectors: &DocVectors,
     index: &BTreeMap<String, EntityEntry>,
 ) -> (BTreeMap<String, Vec<u8>>, usize) {
     use rayon::prelude::*;
@@ -84,7 +84,7 @@ pub fn all_files(
     out.insert(SERVE_TREE.into(), files::serve_tree(ctx).into_bytes());
     out.insert(
         SERVE_VECTORS.into(),
-        files::encode_vectors(ctx.docs, doc_vectors),
+        files::encode_vectors(ctx.docs, vectors),
     );
     out.insert(
         "entity_index.md".into(),
