@@ -83,6 +83,24 @@ impl Tree {
         home
     }
 
+    /// Sets `num_documents` of every node (and `levels`) from the leaves up.
+    pub fn count_documents(&mut self) {
+        let mut order: Vec<usize> = (0..self.nodes.len()).collect();
+        order.sort_by_key(|&i| self.nodes[i].level);
+        for i in order {
+            self.nodes[i].num_documents = if self.nodes[i].children.is_empty() {
+                self.nodes[i].docs.len()
+            } else {
+                self.nodes[i]
+                    .children
+                    .iter()
+                    .map(|&c| self.nodes[c].num_documents)
+                    .sum()
+            };
+        }
+        self.levels = self.nodes.iter().map(|n| n.level).max().unwrap_or(0);
+    }
+
     /// The top-level skill a node belongs to.
     pub fn root_of(&self, mut node: usize) -> usize {
         while let Some(p) = self.nodes[node].parent {

@@ -224,19 +224,6 @@ fn to_tree(st: ServeTree, docs: &[Document]) -> Result<Tree, String> {
         roots: st.roots,
         levels: 0,
     };
-    tree.levels = tree.nodes.iter().map(|n| n.level).max().unwrap_or(0);
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by_key(|&i| tree.nodes[i].level);
-    for i in order {
-        tree.nodes[i].num_documents = if tree.nodes[i].children.is_empty() {
-            tree.nodes[i].docs.len()
-        } else {
-            tree.nodes[i]
-                .children
-                .iter()
-                .map(|&c| tree.nodes[c].num_documents)
-                .sum()
-        };
-    }
+    tree.count_documents();
     Ok(tree)
 }

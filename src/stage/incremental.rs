@@ -378,18 +378,6 @@ fn finish(mut tree: Tree, vectors: &Matrix) -> Tree {
         node.see_also.retain(|d| !own.contains(d));
         node.see_also.dedup();
     }
-    let mut order: Vec<usize> = (0..tree.nodes.len()).collect();
-    order.sort_by_key(|&i| tree.nodes[i].level);
-    for i in order {
-        tree.nodes[i].num_documents = if tree.nodes[i].level == 1 {
-            tree.nodes[i].docs.len()
-        } else {
-            tree.nodes[i]
-                .children
-                .iter()
-                .map(|&c| tree.nodes[c].num_documents)
-                .sum()
-        };
-    }
+    tree.count_documents();
     tree
 }

@@ -3,15 +3,14 @@
 //! over MCP and in the agent loop, and the setup paths (printed model config, dry run without a
 //! key).
 
-use std::io::BufReader;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
 use crate::common::{c2s, ok, repo, stderr};
 use crate::llm_server::Server;
-use crate::serve::{oa_text, oa_tools, rpc};
+use crate::serve::{oa_text, oa_tools, rpc, spawn_mcp};
 
 /// A long document: `n` paragraphs of distinct words; paragraph `special` carries `phrase`.
 fn long_doc(n: usize, special: usize, phrase: &str) -> String {
@@ -140,14 +139,7 @@ fn the_fallback_triggers_when_routing_is_ambiguous_only() {
 fn search_is_a_tool_over_mcp_and_in_the_agent_loop() {
     let tmp = tempfile::tempdir().unwrap();
     let out = crate::skill_pack::build_small(tmp.path());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_c2s"))
-        .args(["mcp", "--out", out.to_str().unwrap()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let (mut child, mut stdin, mut stdout) = spawn_mcp(out.to_str().unwrap(), tmp.path());
     let list = rpc(
         &mut stdin,
         &mut stdout,
@@ -243,11 +235,10 @@ fn the_printed_model_config_works_when_pasted() {
     let beside = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(repo().join("models"), beside.path().join("models")).unwrap();
     crate::common::synth_corpus(&beside.path().join("docs"), 8, 2, 1);
-    std::fs::write(
-        beside.path().join("c2s.toml"),
-        "[embed]\nbackend = \"onnx\"\n",
-    )
-    .unwrap();
+    // The config README.md shows for this case.
+    let readme = crate::common::readme_block("## Neural embeddings", "toml");
+    assert_eq!(readme, "[embed]\nbackend = \"onnx\"\n");
+    std::fs::write(beside.path().join("c2s.toml"), readme).unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_c2s"))
         .args(["build", "-q"])
         .current_dir(beside.path())

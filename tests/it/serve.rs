@@ -346,6 +346,27 @@ fn the_turn_budget_stops_the_agent_and_a_silent_model_is_nudged_once() {
     );
 }
 
+/// `c2s mcp --out OUT` started in `cwd`, with its pipes.
+pub fn spawn_mcp(
+    out: &str,
+    cwd: &Path,
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    BufReader<std::process::ChildStdout>,
+) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_c2s"))
+        .args(["mcp", "--out", out])
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    (child, stdin, stdout)
+}
+
 pub fn rpc(stdin: &mut impl Write, stdout: &mut impl BufRead, msg: Value) -> Value {
     writeln!(stdin, "{msg}").unwrap();
     stdin.flush().unwrap();
@@ -358,15 +379,7 @@ pub fn rpc(stdin: &mut impl Write, stdout: &mut impl BufRead, msg: Value) -> Val
 fn mcp_server_handshake_lists_and_calls_tools() {
     let tmp = tempfile::tempdir().unwrap();
     let (out, _) = build_example(tmp.path());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_c2s"))
-        .args(["mcp", "--out", out.to_str().unwrap()])
-        .current_dir(repo())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let (mut child, mut stdin, mut stdout) = spawn_mcp(out.to_str().unwrap(), &repo());
     let init = rpc(
         &mut stdin,
         &mut stdout,

@@ -2,9 +2,8 @@
 //! documents are files, the entity index answers a grep in one line, serving needs the output
 //! alone, skills install into a shared skills folder, and platform limits are reported.
 
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
@@ -14,7 +13,7 @@ use crate::common::{
     stderr,
 };
 use crate::llm_server::Server;
-use crate::serve::{oa_text, oa_tools, rpc};
+use crate::serve::{oa_text, oa_tools, rpc, spawn_mcp};
 
 /// The small fixture: 11 Markdown files and a JSON Lines file with a duplicate, two levels with
 /// K = 2 and p = 3, and a wide soft-assignment gap so that it has `@see` stubs.
@@ -329,15 +328,7 @@ fn ask_offline_ask_and_mcp_run_from_a_copy_of_the_output_alone() {
     // Reading the document's file counts as opening it: the answer is grounded and cited.
     assert!(stdout.contains("sources: `faq-cancel`"), "{stdout}");
     // MCP.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_c2s"))
-        .args(["mcp", "--out", "copy"])
-        .current_dir(&empty)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let (mut child, mut stdin, mut stdout) = spawn_mcp("copy", &empty);
     let init = rpc(
         &mut stdin,
         &mut stdout,
