@@ -537,6 +537,10 @@ fn render_files(
             .collect(),
     };
     files.insert(LOCK_FILE.into(), lock.to_json().into_bytes());
+    // The publish manifest belongs to `c2s publish`: a build keeps it as it is.
+    if let Some(m) = crate::publish::carried_manifest(&opts.out_dir) {
+        files.insert(crate::publish::state::PUBLISH_FILE.into(), m);
+    }
     (files, navigation_files)
 }
 

@@ -87,7 +87,7 @@ pub fn staleness(
     let on_disk: BTreeSet<String> = layout
         .files_on_disk(&skill_names(lock.outputs.keys()))?
         .into_iter()
-        .filter(|f| f != LOCK_FILE)
+        .filter(|f| f != LOCK_FILE && f != crate::publish::state::PUBLISH_FILE)
         .collect();
     for (path, hash) in &lock.outputs {
         match std::fs::read(layout.path(path)) {

@@ -34,6 +34,8 @@ pub enum Command {
     Mcp(McpArgs),
     /// Measure the navigator against flat retrieval on a benchmark folder (corpus.jsonl + queries.jsonl).
     Eval(EvalArgs),
+    /// Upload the top-level skills to the Claude Skills API (only those that changed).
+    Publish(PublishArgs),
     /// Inspect or prune the memo.
     Cache {
         #[command(subcommand)]
@@ -92,6 +94,18 @@ pub struct AskArgs {
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PublishArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// List what would be created, versioned, left alone or deleted; send nothing (no key needed).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Delete remote skills that c2s published and the output no longer has.
+    #[arg(long)]
+    pub prune: bool,
 }
 
 #[derive(Debug, Args)]

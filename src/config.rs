@@ -23,6 +23,47 @@ pub struct Config {
     pub cache: CacheConfig,
     pub incremental: IncrementalConfig,
     pub agent: AgentConfig,
+    pub publish: PublishConfig,
+}
+
+/// `[publish]`: where `c2s publish` uploads the top-level skills.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PublishConfig {
+    pub target: PublishTarget,
+    /// Name of the environment variable that holds the API key (never the key itself).
+    pub api_key_env: String,
+    /// API root; default `https://api.anthropic.com`.
+    pub base_url: Option<String>,
+    /// Prepended to each skill's display title (e.g. `"docs: "`).
+    pub display_prefix: String,
+    /// Bytes one skill upload may hold (the Claude Skills API accepts 8 MiB).
+    pub max_skill_bytes: u64,
+    pub limits: Limits,
+}
+
+/// Where skills are published.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PublishTarget {
+    /// The Claude Skills API (`/v1/skills`).
+    Anthropic,
+}
+
+impl Default for PublishConfig {
+    fn default() -> Self {
+        PublishConfig {
+            target: PublishTarget::Anthropic,
+            api_key_env: "ANTHROPIC_API_KEY".into(),
+            base_url: None,
+            display_prefix: String::new(),
+            max_skill_bytes: crate::limits::MAX_SKILL_BYTES,
+            limits: Limits {
+                concurrency: 1,
+                ..Limits::default()
+            },
+        }
+    }
 }
 
 /// The durable memo.
@@ -270,8 +311,9 @@ impl Config {
             .collect();
         c.output = OutputConfig::default();
         c.cache = CacheConfig::default();
-        // Serve-phase settings do not shape the output.
+        // Serve-phase and publishing settings do not shape the output.
         c.agent = AgentConfig::default();
+        c.publish = PublishConfig::default();
         c.llm.stages.remove("agent");
         let json = serde_json::to_vec(&c).expect("config serializes");
         blake3::hash(&json).to_hex()[..16].to_string()

@@ -25,6 +25,7 @@ pub mod llm;
 pub mod manifest;
 pub mod output;
 pub mod progress;
+pub mod publish;
 pub mod records;
 pub mod retrieval;
 pub mod rng;
@@ -59,6 +60,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Ask(args) => serve_cmd::ask_cmd(args, &progress),
         Command::Mcp(args) => serve_cmd::mcp_cmd(args),
         Command::Eval(args) => commands::eval_cmd(args, &progress),
+        Command::Publish(args) => publish::publish_cmd(args, &progress),
     };
     match result {
         Ok(code) => ExitCode::from(code),

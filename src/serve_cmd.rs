@@ -12,14 +12,14 @@ use crate::progress::Progress;
 use crate::serve::agent::Agent;
 use crate::serve::compiled::{Compiled, read_lock};
 
-/// What a serve command works on: the output folder, and the configuration (a config file when
+/// What a serve (or publish) command works on: the output folder, and the configuration (a config file when
 /// there is one, else the defaults with `--set` applied: the output alone is enough to serve).
-struct ServeTarget {
-    out: PathBuf,
-    loaded: Loaded,
+pub(crate) struct ServeTarget {
+    pub out: PathBuf,
+    pub loaded: Loaded,
 }
 
-fn serve_target(args: &TargetArgs) -> Result<ServeTarget, Error> {
+pub(crate) fn serve_target(args: &TargetArgs) -> Result<ServeTarget, Error> {
     match args.resolve() {
         Ok(t) => Ok(ServeTarget {
             out: t.out_dir,

@@ -46,6 +46,25 @@ pub struct Answer {
     pub attempts: u32,
 }
 
+/// One request for `Client::send`.
+pub struct Request<'a> {
+    pub method: reqwest::Method,
+    pub url: &'a str,
+    pub headers: &'a [(&'a str, String)],
+    pub body: Body<'a>,
+}
+
+/// A request body.
+pub enum Body<'a> {
+    None,
+    Json(&'a serde_json::Value),
+    /// Bytes with their content type (e.g. `multipart/form-data; boundary=…`).
+    Raw {
+        content_type: String,
+        bytes: Vec<u8>,
+    },
+}
+
 /// A client for one endpoint family (the chat model, or the embedding model).
 pub struct Client {
     rt: tokio::runtime::Runtime,
@@ -124,17 +143,27 @@ impl Client {
         body: &serde_json::Value,
         est_tokens: u64,
     ) -> Result<Answer, HttpError> {
-        self.rt
-            .block_on(self.post_with_retries(url, headers, body, est_tokens))
+        let req = Request {
+            method: reqwest::Method::POST,
+            url,
+            headers,
+            body: Body::Json(body),
+        };
+        self.rt.block_on(self.send_with_retries(&req, est_tokens))
     }
 
-    async fn post_with_retries(
+    /// Sends any request (GET, DELETE, a multipart POST) and returns the JSON answer, with the
+    /// same retries, limits and key redaction as `post_json`.
+    pub fn send(&self, req: &Request) -> Result<Answer, HttpError> {
+        self.rt.block_on(self.send_with_retries(req, 0))
+    }
+
+    async fn send_with_retries(
         &self,
-        url: &str,
-        headers: &[(&str, String)],
-        body: &serde_json::Value,
+        req: &Request<'_>,
         est_tokens: u64,
     ) -> Result<Answer, HttpError> {
+        let url = req.url;
         let mut attempt = 0u32;
         loop {
             attempt += 1;
@@ -145,7 +174,7 @@ impl Client {
                     .await
                     .map_err(|e| HttpError::Setup(e.to_string()))?;
                 self.limiter.wait(est_tokens).await;
-                self.send_once(url, headers, body).await
+                self.send_once(req).await
             };
             match outcome {
                 Outcome::Done(body) => {
@@ -176,18 +205,22 @@ impl Client {
         }
     }
 
-    async fn send_once(
-        &self,
-        url: &str,
-        headers: &[(&str, String)],
-        body: &serde_json::Value,
-    ) -> Outcome {
+    async fn send_once(&self, r: &Request<'_>) -> Outcome {
         let mut req = self
             .http
-            .post(url)
-            .timeout(Duration::from_secs_f64(self.limits.timeout_s))
-            .json(body);
-        for (name, value) in headers {
+            .request(r.method.clone(), r.url)
+            .timeout(Duration::from_secs_f64(self.limits.timeout_s));
+        req = match &r.body {
+            Body::None => req,
+            Body::Json(v) => req.json(v),
+            Body::Raw {
+                content_type,
+                bytes,
+            } => req
+                .header("content-type", content_type.as_str())
+                .body(bytes.clone()),
+        };
+        for (name, value) in r.headers {
             req = req.header(*name, value);
         }
         let resp = match req.send().await {

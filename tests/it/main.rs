@@ -17,6 +17,8 @@ mod llm;
 mod llm_server;
 mod navigation;
 mod onnx;
+mod publish;
 mod serve;
 mod skill_pack;
+mod skills_server;
 mod watch;

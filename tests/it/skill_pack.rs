@@ -328,7 +328,19 @@ fn ask_offline_ask_and_mcp_run_from_a_copy_of_the_output_alone() {
     // Reading the document's file counts as opening it: the answer is grounded and cited.
     assert!(stdout.contains("sources: `faq-cancel`"), "{stdout}");
     // MCP.
-    let (mut child, mut stdin, mut stdout) = spawn_mcp("copy", &empty);
+    // Started as README.md's client config says.
+    let client: Value = serde_json::from_str(&readme_block("### MCP", "json"))
+        .expect("the README's config is JSON");
+    let server_cfg = &client["mcpServers"]["docs"];
+    assert_eq!(server_cfg["command"], "c2s");
+    let args: Vec<String> = server_cfg["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().replace("/path/to/c2s-out", "copy"))
+        .collect();
+    assert_eq!(args, ["mcp", "--out", "copy"]);
+    let (mut child, mut stdin, mut stdout) = spawn_mcp(&args[2], &empty);
     let init = rpc(
         &mut stdin,
         &mut stdout,
@@ -379,7 +391,7 @@ fn skills_dir_installs_beside_other_skills_and_refuses_a_clash() {
     std::fs::write(neighbour.join("SKILL.md"), "---\nname: my-own-skill\n---\n").unwrap();
     copy_dir(&repo().join("tests/fixtures/small"), &repo_dir.join("docs"));
     // The config README.md shows.
-    let config = readme_block("## Use with Claude Code", "toml");
+    let config = readme_block("### Claude Code", "toml");
     assert!(
         config.contains("skills_dir = \".claude/skills\""),
         "{config}"
