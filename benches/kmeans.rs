@@ -73,6 +73,19 @@ fn main() {
         );
     };
     report(&CpuKmeans.device(), &CpuKmeans);
+    // What a build runs for this k: coarse-to-fine above scaled::EXACT_MAX_K.
+    if k > c2s::kmeans::scaled::EXACT_MAX_K {
+        let t = Instant::now();
+        let r = c2s::kmeans::scaled::run(&CpuKmeans, &m, &params);
+        let secs = t.elapsed().as_secs_f64();
+        println!(
+            "{{\"device\":\"cpu coarse-to-fine ({} threads)\",\"seconds\":{secs:.3},\"iterations\":{},\"inertia_cosine\":{:.3},\"inertia_sq_euclidean\":{:.3}}}",
+            rayon::current_num_threads(),
+            r.iterations,
+            r.inertia,
+            2.0 * r.inertia
+        );
+    }
     match GpuKmeans::new(false) {
         Ok(g) => report(&g.adapter(), &g),
         Err(e) => eprintln!("GPU path skipped: {e}"),

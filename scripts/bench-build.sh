@@ -12,12 +12,16 @@ cargo build --release --quiet
 bin="$PWD/target/release/c2s"
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB; c2s $($bin --version | cut -d' ' -f2)"
 printf '%-8s %10s %12s %8s %8s\n' docs wall_s peak_rss_mb skills levels
+outs=()
 for n in "${sizes[@]}"; do
   corpus="$work/synth-$n"
   [ -d "$corpus" ] || python3 scripts/gen_synth.py "$n" "$corpus"
-  # Cold: no previous output and an empty cache.
-  rm -rf "$work/out-$n" "$work/cache-$n.sqlite"*
-  python3 - "$bin" "$corpus" "$work/out-$n" "$n" "$PWD/$work/cache-$n.sqlite" <<'PY'
+  # Cold: no previous output and an empty cache. The output goes to a new folder (removed after
+  # the run): ext4 slows down creating inodes right after a mass deletion, which would bill a
+  # previous run's `rm -rf` to this one's write step.
+  rm -rf "$work/cache-$n.sqlite"*
+  out="$work/out-$n-$(date +%s%N)"
+  python3 - "$bin" "$corpus" "$out" "$n" "$PWD/$work/cache-$n.sqlite" <<'PY'
 import json, resource, subprocess, sys, time
 binary, corpus, out, n, cache = sys.argv[1:6]
 t = time.perf_counter()
@@ -31,4 +35,6 @@ rep = json.loads(r.stdout)
 print(f"{n:<8} {wall:10.2f} {rss_mb:12.0f} {rep['skills']:8} {rep['levels']:8}")
 print("         steps: " + ", ".join(f"{k} {v:.2f}s" for k, v in rep["timings"].items()), file=sys.stderr)
 PY
+  outs+=("$out")
 done
+rm -rf "${outs[@]}"

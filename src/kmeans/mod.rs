@@ -2,6 +2,7 @@
 
 mod cpu;
 pub mod gpu;
+pub mod scaled;
 mod seed;
 pub mod simd;
 

@@ -54,7 +54,7 @@ pub fn cluster_level(
         k: params.k.clamp(1, n.max(1)),
         ..params.kmeans.clone()
     };
-    let r = backend.run(data, &kp);
+    let r = crate::kmeans::scaled::run(backend, data, &kp);
     let k = r.centroids.rows;
     let mut sizes = vec![0usize; k];
     for &a in &r.assign {
@@ -70,6 +70,7 @@ pub fn cluster_level(
         alive[biggest] = true;
     }
     let survivors: Vec<usize> = (0..k).filter(|&j| alive[j]).collect();
+    let index = crate::kmeans::scaled::NearestIndex::new(&r.centroids, &survivors, kp.seed);
     let mut assign: Vec<usize> = Vec::with_capacity(n);
     let mut top1: Vec<f32> = Vec::with_capacity(n);
     let mut second: Vec<Option<(usize, f32)>> = Vec::with_capacity(n);
@@ -81,7 +82,7 @@ pub fn cluster_level(
             top1.push(r.top1[i]);
             second.push(sec);
         } else {
-            let (best, c1, sec) = best_two(data.row(i), &r.centroids, &survivors);
+            let (best, c1, sec) = index.best_two(data.row(i));
             assign.push(best);
             top1.push(c1);
             second.push(sec);
@@ -216,43 +217,40 @@ fn split_oversized(
 /// Moves the member of every one-member cluster into the cluster whose centroid is nearest (its
 /// stubs go along), as long as more than one cluster is left.
 fn absorb_singletons(data: &Matrix, lc: &mut LevelClusters) {
-    while lc.groups.len() > 1 {
-        let Some(lone) = lc.groups.iter().position(|g| g.len() == 1) else {
-            return;
-        };
-        let m = lc.groups[lone][0];
-        let target = (0..lc.groups.len())
-            .filter(|&g| g != lone)
-            .map(|g| (dot(data.row(m), &data.centroid(&lc.groups[g])), g))
-            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)))
-            .map(|x| x.1)
-            .expect("another cluster exists");
-        let stubs = lc.stubs.remove(lone);
-        lc.groups.remove(lone);
-        let target = if target > lone { target - 1 } else { target };
-        lc.groups[target].push(m);
+    let lone: Vec<usize> = (0..lc.groups.len())
+        .filter(|&g| lc.groups[g].len() == 1)
+        .collect();
+    if lone.is_empty() || lone.len() == lc.groups.len() {
+        return;
+    }
+    // Targets are the clusters of two or more, by their centroids before any move (so the
+    // result does not depend on the order of the moves).
+    let mut centroids = Matrix::new(data.dims);
+    for g in &lc.groups {
+        centroids.push(&data.centroid(g));
+    }
+    let targets: Vec<usize> = (0..lc.groups.len())
+        .filter(|&g| lc.groups[g].len() > 1)
+        .collect();
+    let index = crate::kmeans::scaled::NearestIndex::new(&centroids, &targets, 0);
+    for &g in &lone {
+        let m = lc.groups[g][0];
+        let (t, _, _) = index.best_two(data.row(m));
+        lc.groups[t].push(m);
+        lc.groups[g].clear();
+        let stubs = std::mem::take(&mut lc.stubs[g]);
         for s in stubs {
-            if !lc.groups[target].contains(&s) && !lc.stubs[target].contains(&s) {
-                lc.stubs[target].push(s);
+            if !lc.groups[t].contains(&s) && !lc.stubs[t].contains(&s) {
+                lc.stubs[t].push(s);
             }
         }
-        lc.stubs[target].retain(|&s| s != m);
+        lc.stubs[t].retain(|&s| s != m);
     }
-}
-
-/// Best and runner-up among the surviving centroids.
-fn best_two(
-    x: &[f32],
-    centroids: &Matrix,
-    survivors: &[usize],
-) -> (usize, f32, Option<(usize, f32)>) {
-    let mut scored: Vec<(f32, usize)> = survivors
-        .iter()
-        .map(|&j| (dot(x, centroids.row(j)), j))
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    let (c1, best) = scored[0];
-    (best, c1, scored.get(1).map(|&(c, j)| (j, c)))
+    let keep: Vec<bool> = lc.groups.iter().map(|g| !g.is_empty()).collect();
+    let mut k = keep.iter();
+    lc.groups.retain(|_| *k.next().expect("one flag per group"));
+    let mut k = keep.iter();
+    lc.stubs.retain(|_| *k.next().expect("one flag per group"));
 }
 
 #[cfg(test)]

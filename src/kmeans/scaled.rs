@@ -1,0 +1,363 @@
+//! K-Means for large k, near-linear in the number of points: a coarse clustering into about
+//! √k groups, each group clustered into its share of k (recursively while a share is still
+//! large), then a few polishing passes in which every point may move to any centroid of the
+//! coarse groups nearest to it. One Lloyd iteration then costs n·(√k + candidates)·d instead of
+//! n·k·d. Small k runs the exact backend as it is. Works over any backend (CPU or GPU).
+
+use rayon::prelude::*;
+
+use super::cpu::Scan;
+use super::simd::dot;
+use super::{KmeansBackend, KmeansParams, KmeansResult, Matrix, member_means};
+
+/// Up to this k the exact backend runs (its cost per iteration, n·k·d, is still small).
+pub const EXACT_MAX_K: usize = 256;
+/// Coarse groups a point may move between in the polishing passes.
+const NEIGHBOUR_GROUPS: usize = 3;
+/// Polishing passes over the full set of centroids.
+const POLISH_PASSES: usize = 3;
+
+/// Runs `backend` exactly for small k, coarse-to-fine above `EXACT_MAX_K`.
+pub fn run(backend: &dyn KmeansBackend, data: &Matrix, params: &KmeansParams) -> KmeansResult {
+    let k = params.k.clamp(1, data.rows.max(1));
+    if k <= EXACT_MAX_K || data.rows <= 2 * EXACT_MAX_K {
+        return backend.run(data, params);
+    }
+    let coarse_k = (k as f64).sqrt().ceil() as usize;
+    let coarse = backend.run(
+        data,
+        &KmeansParams {
+            k: coarse_k,
+            ..params.clone()
+        },
+    );
+    let groups = members(&coarse.assign, coarse.centroids.rows);
+    let shares = apportion(k, &groups.iter().map(Vec::len).collect::<Vec<_>>());
+    // Each group into its share: the centroids are concatenated group by group.
+    let fine: Vec<(Matrix, Vec<u32>)> = groups
+        .iter()
+        .zip(&shares)
+        .enumerate()
+        .map(|(g, (rows, &share))| {
+            if rows.is_empty() {
+                return (Matrix::new(data.dims), Vec::new());
+            }
+            let mut sub = Matrix::new(data.dims);
+            for &r in rows {
+                sub.push(data.row(r as usize));
+            }
+            let p = KmeansParams {
+                k: share,
+                seed: params.seed.wrapping_add(1 + g as u64),
+                ..params.clone()
+            };
+            let r = run(backend, &sub, &p);
+            (r.centroids, r.assign)
+        })
+        .collect();
+    let mut centroids = Matrix::new(data.dims);
+    let mut owner_group: Vec<u32> = Vec::with_capacity(k);
+    let mut assign = vec![0u32; data.rows];
+    for (g, (c, a)) in fine.iter().enumerate() {
+        let offset = centroids.rows as u32;
+        for j in 0..c.rows {
+            centroids.push(c.row(j));
+            owner_group.push(g as u32);
+        }
+        for (pos, &r) in groups[g].iter().enumerate() {
+            assign[r as usize] = offset + a[pos];
+        }
+    }
+    polish(
+        data,
+        &coarse.centroids,
+        centroids,
+        &owner_group,
+        assign,
+        params,
+    )
+}
+
+/// The points of each cluster, in index order.
+fn members(assign: &[u32], k: usize) -> Vec<Vec<u32>> {
+    let mut m: Vec<Vec<u32>> = vec![Vec::new(); k];
+    for (i, &a) in assign.iter().enumerate() {
+        m[a as usize].push(i as u32);
+    }
+    m
+}
+
+/// Splits `k` over groups in proportion to their sizes (largest remainders; at least 1 for a
+/// non-empty group, never more than its size).
+fn apportion(k: usize, sizes: &[usize]) -> Vec<usize> {
+    let n: usize = sizes.iter().sum();
+    let mut shares: Vec<usize> = sizes
+        .iter()
+        .map(|&s| {
+            if s == 0 {
+                0
+            } else {
+                (k * s / n.max(1)).clamp(1, s)
+            }
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..sizes.len()).collect();
+    // Largest remainder first; ties by index.
+    order.sort_by(|&a, &b| {
+        let ra = (k * sizes[a]) % n.max(1);
+        let rb = (k * sizes[b]) % n.max(1);
+        rb.cmp(&ra).then(a.cmp(&b))
+    });
+    let mut total: usize = shares.iter().sum();
+    // The minimum of one per group can overshoot: take back from the largest shares.
+    while total > k {
+        let Some(g) = (0..shares.len())
+            .filter(|&g| shares[g] > 1)
+            .max_by_key(|&g| (shares[g], std::cmp::Reverse(g)))
+        else {
+            break;
+        };
+        shares[g] -= 1;
+        total -= 1;
+    }
+    for &g in order.iter().cycle().take(order.len() * 4) {
+        if total >= k {
+            break;
+        }
+        if shares[g] < sizes[g] {
+            shares[g] += 1;
+            total += 1;
+        }
+    }
+    shares
+}
+
+/// Lloyd passes where each point chooses among the centroids of its `NEIGHBOUR_GROUPS` nearest
+/// coarse groups, then the exact top-1 and runner-up over those candidates.
+fn polish(
+    data: &Matrix,
+    coarse: &Matrix,
+    mut centroids: Matrix,
+    owner_group: &[u32],
+    mut assign: Vec<u32>,
+    params: &KmeansParams,
+) -> KmeansResult {
+    let by_group = members(owner_group, coarse.rows);
+    // A point's candidate groups depend only on it and the coarse centroids: computed once.
+    let near: Vec<Vec<u32>> = (0..data.rows)
+        .into_par_iter()
+        .map(|i| nearest_groups(data.row(i), coarse, NEIGHBOUR_GROUPS))
+        .collect();
+    let scan_point = |i: usize, centroids: &Matrix| -> Scan {
+        let x = data.row(i);
+        let mut best = (u32::MAX, f32::NEG_INFINITY);
+        let mut second: Option<(u32, f32)> = None;
+        for &g in &near[i] {
+            for &j in &by_group[g as usize] {
+                let v = dot(x, centroids.row(j as usize));
+                if v > best.1 {
+                    if best.0 != u32::MAX {
+                        second = Some(best);
+                    }
+                    best = (j, v);
+                } else if second.is_none_or(|(_, s)| v > s) {
+                    second = Some((j, v));
+                }
+            }
+        }
+        (best.0, best.1, second)
+    };
+    let mut iterations = 0;
+    for _ in 0..POLISH_PASSES {
+        iterations += 1;
+        let (flat, _) = member_means(data, assign.iter().copied(), &centroids);
+        centroids = Matrix {
+            rows: centroids.rows,
+            dims: centroids.dims,
+            data: flat,
+        };
+        let next: Vec<u32> = (0..data.rows)
+            .into_par_iter()
+            .map(|i| scan_point(i, &centroids).0)
+            .collect();
+        let changed = next.iter().zip(&assign).filter(|(a, b)| a != b).count();
+        assign = next;
+        if (changed as f64) <= params.tol * data.rows as f64 {
+            break;
+        }
+    }
+    let (flat, _) = member_means(data, assign.iter().copied(), &centroids);
+    centroids = Matrix {
+        rows: centroids.rows,
+        dims: centroids.dims,
+        data: flat,
+    };
+    let rows: Vec<Scan> = (0..data.rows)
+        .into_par_iter()
+        .map(|i| scan_point(i, &centroids))
+        .collect();
+    KmeansResult {
+        inertia: rows.iter().map(|r| 1.0 - r.1 as f64).sum(),
+        assign: rows.iter().map(|r| r.0).collect(),
+        top1: rows.iter().map(|r| r.1).collect(),
+        second: rows.iter().map(|r| r.2).collect(),
+        centroids,
+        iterations,
+    }
+}
+
+/// The `m` coarse centroids nearest `x`, best first (ties by index).
+fn nearest_groups(x: &[f32], coarse: &Matrix, m: usize) -> Vec<u32> {
+    let mut scored: Vec<(f32, u32)> = (0..coarse.rows)
+        .map(|g| (dot(x, coarse.row(g)), g as u32))
+        .collect();
+    let m = m.min(scored.len());
+    scored.select_nth_unstable_by(m.saturating_sub(1), |a, b| {
+        b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
+    });
+    scored.truncate(m);
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.into_iter().map(|x| x.1).collect()
+}
+
+/// The nearest and runner-up among a set of centroids, near-linear for large sets: the set is
+/// bucketed by a small K-Means over the centroids themselves, and a query scans the buckets
+/// nearest to it. Small sets are scanned whole.
+pub struct NearestIndex<'a> {
+    centroids: &'a Matrix,
+    /// Per bucket: indices into `centroids`.
+    buckets: Vec<Vec<usize>>,
+    /// Bucket centroids (empty for a whole scan).
+    heads: Matrix,
+}
+
+impl<'a> NearestIndex<'a> {
+    /// Indexes `candidates` (rows of `centroids`).
+    pub fn new(centroids: &'a Matrix, candidates: &[usize], seed: u64) -> NearestIndex<'a> {
+        if candidates.len() <= 4 * EXACT_MAX_K {
+            return NearestIndex {
+                centroids,
+                buckets: vec![candidates.to_vec()],
+                heads: Matrix::new(centroids.dims),
+            };
+        }
+        let mut sub = Matrix::new(centroids.dims);
+        for &c in candidates {
+            sub.push(centroids.row(c));
+        }
+        let k = (candidates.len() as f64).sqrt().ceil() as usize;
+        let r = super::CpuKmeans.run(
+            &sub,
+            &KmeansParams {
+                k,
+                max_iter: 5,
+                n_init: 1,
+                tol: 0.01,
+                seed,
+                tau: 0.0,
+            },
+        );
+        let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); r.centroids.rows];
+        for (pos, &a) in r.assign.iter().enumerate() {
+            buckets[a as usize].push(candidates[pos]);
+        }
+        NearestIndex {
+            centroids,
+            buckets,
+            heads: r.centroids,
+        }
+    }
+
+    /// `(best, its cosine, runner-up and its cosine)` among the indexed centroids.
+    pub fn best_two(&self, x: &[f32]) -> (usize, f32, Option<(usize, f32)>) {
+        let groups: Vec<u32> = if self.heads.rows == 0 {
+            vec![0]
+        } else {
+            nearest_groups(x, &self.heads, NEIGHBOUR_GROUPS)
+        };
+        let mut scored: Vec<(f32, usize)> = groups
+            .iter()
+            .flat_map(|&g| self.buckets[g as usize].iter())
+            .map(|&c| (dot(x, self.centroids.row(c)), c))
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let (c1, best) = scored[0];
+        (best, c1, scored.get(1).map(|&(c, j)| (j, c)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kmeans::{CpuKmeans, normalize};
+    use crate::rng::Rng;
+
+    /// `n` unit vectors around `centers` random directions.
+    pub fn blobs(n: usize, centers: usize, dims: usize, seed: u64) -> Matrix {
+        let mut rng = Rng::new(seed);
+        let dirs: Vec<Vec<f32>> = (0..centers)
+            .map(|_| (0..dims).map(|_| rng.next_f64() as f32 - 0.5).collect())
+            .collect();
+        let mut m = Matrix::new(dims);
+        for i in 0..n {
+            let c = &dirs[i % centers];
+            let mut v: Vec<f32> = c
+                .iter()
+                .map(|x| x + 0.35 * (rng.next_f64() as f32 - 0.5))
+                .collect();
+            normalize(&mut v);
+            m.push(&v);
+        }
+        m
+    }
+
+    fn params(k: usize, seed: u64) -> KmeansParams {
+        KmeansParams {
+            k,
+            max_iter: 25,
+            n_init: 1,
+            tol: 0.001,
+            seed,
+            tau: 0.05,
+        }
+    }
+
+    #[test]
+    fn the_large_k_path_matches_the_exact_inertia_and_is_deterministic() {
+        let data = blobs(12_000, 400, 48, 3);
+        let p = params(1200, 42);
+        let exact = CpuKmeans.run(&data, &p);
+        let scaled = run(&CpuKmeans, &data, &p);
+        let again = run(&CpuKmeans, &data, &p);
+        assert_eq!(scaled, again, "deterministic for a seed");
+        assert_eq!(scaled.centroids.rows, 1200);
+        let ratio = scaled.inertia / exact.inertia;
+        eprintln!(
+            "inertia exact {:.2} scaled {:.2} ratio {ratio:.4}",
+            exact.inertia, scaled.inertia
+        );
+        assert!(
+            ratio < 1.03,
+            "coarse-to-fine inertia is {ratio:.4} × the exact one"
+        );
+        // Every point's runner-up is a real second centroid.
+        assert!(
+            scaled
+                .second
+                .iter()
+                .zip(&scaled.assign)
+                .all(|(s, a)| s.is_none_or(|(j, _)| j != *a))
+        );
+    }
+
+    #[test]
+    fn apportioning_sums_to_k() {
+        let s = apportion(10, &[5, 3, 2, 0]);
+        assert_eq!(s.iter().sum::<usize>(), 10);
+        assert_eq!(s[3], 0);
+        let s = apportion(7, &[1, 1, 100]);
+        assert_eq!(s.iter().sum::<usize>(), 7);
+        assert!(s[0] == 1 && s[1] == 1);
+        assert_eq!(apportion(3, &[1, 1, 1]), vec![1, 1, 1]);
+    }
+}
