@@ -14,7 +14,8 @@ echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB; c2s $($
 printf '%-8s %10s %12s %8s %8s\n' docs wall_s peak_rss_mb skills levels
 outs=()
 for n in "${sizes[@]}"; do
-  corpus="$work/synth-$n"
+  # synth2: the generator that gives every topic its own words at any size (see gen_synth.py).
+  corpus="$work/synth2-$n"
   [ -d "$corpus" ] || python3 scripts/gen_synth.py "$n" "$corpus"
   # Cold: no previous output and an empty cache. The output goes to a new folder (removed after
   # the run): ext4 slows down creating inodes right after a mass deletion, which would bill a

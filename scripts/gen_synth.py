@@ -7,6 +7,10 @@ Writes N Markdown files under OUT_DIR/area-XX/topic-YYY/doc-NNNNNN.md. Areas hav
 their own vocabulary, topics within an area have theirs, and every document mixes its
 topic's words, its area's words and common English, so the corpus has a real
 two-level topical structure. Words come from c2s's built-in background table.
+
+Areas and topics take disjoint slices of the rare words while they last (about 68,000
+documents); beyond that each takes a sample of its own (seeded per area/topic, so the main
+random stream, and every smaller corpus, stays the same).
 """
 import os
 import random
@@ -33,9 +37,16 @@ def main():
     rng.shuffle(rare)
     n_topics = max(1, n // 25)
     n_areas = max(1, n_topics // 10)
-    area_vocab = [rare[i * 12:(i + 1) * 12] for i in range(n_areas)]
+
+    def vocab(start, size, key):
+        words = rare[start:start + size]
+        if len(words) == size:
+            return words
+        return random.Random(seed * 1_000_003 + key).sample(rare, size)
+
+    area_vocab = [vocab(i * 12, 12, i) for i in range(n_areas)]
     base = n_areas * 12
-    topic_vocab = [rare[base + i * 8: base + (i + 1) * 8] or rare[:8] for i in range(n_topics)]
+    topic_vocab = [vocab(base + i * 8, 8, n_areas + i) for i in range(n_topics)]
     for i in range(n):
         t = rng.randrange(n_topics)
         a = t % n_areas

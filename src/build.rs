@@ -17,8 +17,8 @@ use crate::ingest::{self, Document, IngestOptions};
 use crate::kmeans::Matrix;
 use crate::limits::{self, PlatformReport};
 use crate::llm::Card;
-use crate::manifest::{Lock, file_hash};
-use crate::output::{BuildLock, LOCK_FILE, Layout, WriteStats, write_output};
+use crate::manifest::{Lock, short_hash};
+use crate::output::{BuildLock, Files, LOCK_FILE, Layout, WriteStats, write_output};
 use crate::progress::Progress;
 use crate::records::{read_record, record_name, save_records};
 use crate::stage::hierarchy::{HierarchyInput, build_tree};
@@ -136,7 +136,7 @@ impl Laps {
 
 /// Runs the pipeline and writes the output (or, with `dry_run`, only works out what it would do).
 pub fn build(opts: &BuildOptions, progress: &Progress) -> Result<BuildReport, BuildError> {
-    build_with(opts, progress, &mut Graph::default())
+    build_with(opts, progress, &mut Graph::one_shot())
 }
 
 /// `build` with a query graph that outlives it (`c2s watch` keeps one across rebuilds).
@@ -181,7 +181,7 @@ pub fn build_using(
     backends: &Backends,
 ) -> Result<BuildReport, BuildError> {
     debug_assert!(!opts.dry_run, "dry runs build with stand-in backends");
-    build_on(opts, progress, &mut Graph::default(), backends)
+    build_on(opts, progress, &mut Graph::one_shot(), backends)
 }
 
 fn build_on(
@@ -314,10 +314,9 @@ fn build_on(
     for w in &fallbacks {
         progress.warning(&w.to_string());
     }
-    let (files, navigation_files) = render_files(
-        &tree,
-        docs,
-        &cards,
+    let ctx = render::Ctx::new(&tree, docs, &cards);
+    let (files, platform, navigation_files) = render_files(
+        &ctx,
         &vectors,
         opts,
         backends,
@@ -325,7 +324,6 @@ fn build_on(
         fallbacks.len(),
     );
     diags.warnings.extend(fallbacks);
-    let platform = limits::measure(files.iter().map(|(k, v)| (k.as_str(), v.len() as u64)));
     for w in &platform.warnings {
         progress.warning(w);
     }
@@ -461,9 +459,16 @@ fn make_tree(
         embedder: backends.embedder.as_ref(),
         kmeans: backends.kmeans(),
     };
-    let (tree, _) = build_tree(&input, exec, |level, n| {
+    let (tree, stats) = build_tree(&input, exec, |level, n| {
         progress.status("Clustered", &format!("level {level}: {n} groups"));
     })?;
+    progress.status(
+        "Tree",
+        &format!(
+            "K-Means {:.2}s, summaries {:.2}s, re-embedding {:.2}s",
+            stats.cluster_secs, stats.summarize_secs, stats.reembed_secs
+        ),
+    );
     progress.status("K-Means", &format!("ran on {}", backends.kmeans_used()));
     Ok((tree, TreeMode::Full { reason }))
 }
@@ -497,22 +502,35 @@ fn prompt_versions(b: &Backends) -> BTreeMap<String, String> {
 }
 
 /// Every output file (navigation and document files, documents.json, the serving data, the
-/// entity indexes, c2s.lock) and the number of navigation files.
-#[allow(clippy::too_many_arguments)]
-fn render_files(
-    tree: &Tree,
-    docs: &[Document],
-    cards: &[Card],
-    vectors: &embed::DocVectors,
+/// entity indexes, c2s.lock), their sizes against the platform's limits, and the number of
+/// navigation files.
+fn render_files<'a>(
+    ctx: &'a render::Ctx,
+    vectors: &'a embed::DocVectors,
     opts: &BuildOptions,
     backends: &Backends,
     sources: &[ingest::SourceFile],
     fallbacks: usize,
-) -> (BTreeMap<String, Vec<u8>>, usize) {
+) -> (Files<'a>, PlatformReport, usize) {
+    use rayon::prelude::*;
     let cfg = &opts.loaded.config;
-    let ctx = render::Ctx::new(tree, docs, cards);
-    let index = enrich::entity_index(tree, docs, cards);
-    let (mut files, navigation_files) = render::all_files(&ctx, vectors, &index);
+    let index = enrich::entity_index(ctx.tree, ctx.docs, ctx.cards);
+    let (mut files, navigation_files) = render::all_files(ctx, vectors, &index);
+    // Hashed (and measured) in parallel; lazy files are made here once and dropped.
+    let measured: Vec<(String, u64)> = files
+        .par_iter()
+        .map(|(_, v)| {
+            let (hash, len) = v.hash_and_len();
+            (short_hash(&hash), len)
+        })
+        .collect();
+    // Paths are long (about 200 bytes at five levels): each is held once more, in the lock.
+    let mut sizes: Vec<u64> = Vec::with_capacity(files.len());
+    let mut outputs = BTreeMap::new();
+    for (k, (hash, size)) in files.keys().zip(measured) {
+        sizes.push(size);
+        outputs.insert(k.clone(), hash);
+    }
     let lock = Lock {
         c2s_version: env!("CARGO_PKG_VERSION").to_string(),
         config_hash: cfg.hash(&opts.loaded.base_dir),
@@ -524,24 +542,23 @@ fn render_files(
                 .to_string_lossy()
                 .replace('\\', "/")
         }),
-        documents: docs.len(),
-        levels: tree.levels,
+        documents: ctx.docs.len(),
+        levels: ctx.tree.levels,
         fallbacks,
         sources: sources
             .iter()
             .map(|s| (s.path.clone(), s.hash.clone()))
             .collect(),
-        outputs: files
-            .iter()
-            .map(|(k, v)| (k.clone(), file_hash(v)))
-            .collect(),
+        outputs,
     };
-    files.insert(LOCK_FILE.into(), lock.to_json().into_bytes());
+    let platform = limits::measure(files.keys().map(String::as_str).zip(sizes));
+    files.insert(LOCK_FILE.into(), lock.to_json().into_bytes().into());
+    drop(lock);
     // The publish manifest belongs to `c2s publish`: a build keeps it as it is.
     if let Some(m) = crate::publish::carried_manifest(&opts.out_dir) {
-        files.insert(crate::publish::state::PUBLISH_FILE.into(), m);
+        files.insert(crate::publish::state::PUBLISH_FILE.into(), m.into());
     }
-    (files, navigation_files)
+    (files, platform, navigation_files)
 }
 
 fn report_unsupported(unsupported: &std::collections::HashMap<String, usize>, progress: &Progress) {

@@ -44,7 +44,12 @@ fn is_zero(n: &usize) -> bool {
 
 /// A short content hash for the manifest.
 pub fn file_hash(bytes: &[u8]) -> String {
-    blake3::hash(bytes).to_hex()[..32].to_string()
+    short_hash(&blake3::hash(bytes))
+}
+
+/// How the manifest writes a blake3 hash: its first 32 hex digits.
+pub fn short_hash(h: &blake3::Hash) -> String {
+    h.to_hex()[..32].to_string()
 }
 
 impl Lock {

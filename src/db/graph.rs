@@ -57,6 +57,9 @@ pub struct Graph {
     sources: HashMap<String, SourceInput>,
     /// How many parses ran in the last `parse_all` (re-parses after an edit).
     pub last_parses: usize,
+    /// Whether the inputs and parses are kept for the next `parse_all` (`c2s watch`); a one-shot
+    /// build drops them as soon as it has the records, since they hold every file's bytes.
+    keep: bool,
 }
 
 impl Default for Graph {
@@ -66,6 +69,7 @@ impl Default for Graph {
             settings: None,
             sources: HashMap::new(),
             last_parses: 0,
+            keep: true,
         }
     }
 }
@@ -78,6 +82,14 @@ pub struct SourceBytes {
 }
 
 impl Graph {
+    /// A graph for one build: nothing is kept after parsing.
+    pub fn one_shot() -> Self {
+        Graph {
+            keep: false,
+            ..Graph::default()
+        }
+    }
+
     /// Sets the inputs (only what changed) and parses every file; results in input order.
     pub fn parse_all(&mut self, max_file_bytes: u64, files: Vec<SourceBytes>) -> Vec<Parsed> {
         let settings = match self.settings {
@@ -126,10 +138,17 @@ impl Graph {
         }
         self.last_parses = changed;
         let db = &self.db;
-        inputs
+        let parsed = inputs
             .iter()
             .map(|&src| parse_source(db, src, settings).clone())
-            .collect()
+            .collect();
+        if !self.keep {
+            *self = Graph {
+                last_parses: changed,
+                ..Graph::one_shot()
+            };
+        }
+        parsed
     }
 }
 
@@ -154,5 +173,18 @@ mod tests {
         let b = g.parse_all(100, vec![file("a.txt", "alpha"), file("b.txt", "beta two")]);
         assert_eq!(g.last_parses, 1);
         assert_eq!(b[1].records[0].text, "beta two");
+    }
+
+    #[test]
+    fn a_one_shot_graph_keeps_nothing() {
+        let mut g = Graph::one_shot();
+        let a = g.parse_all(100, vec![file("a.txt", "alpha")]);
+        assert_eq!(a[0].records[0].text, "alpha");
+        assert!(g.sources.is_empty() && g.settings.is_none());
+        g.parse_all(100, vec![file("a.txt", "alpha")]);
+        assert_eq!(
+            g.last_parses, 1,
+            "nothing was kept, so the file is parsed again"
+        );
     }
 }

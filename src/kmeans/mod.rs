@@ -54,6 +54,10 @@ impl Matrix {
     pub fn row(&self, i: usize) -> &[f32] {
         &self.data[i * self.dims..(i + 1) * self.dims]
     }
+
+    pub fn row_mut(&mut self, i: usize) -> &mut [f32] {
+        &mut self.data[i * self.dims..(i + 1) * self.dims]
+    }
 }
 
 /// Scales a vector to unit length (a zero vector stays zero).

@@ -1,8 +1,9 @@
-//! K-Means for large k, near-linear in the number of points: a coarse clustering into about
-//! √k groups, each group clustered into its share of k (recursively while a share is still
-//! large), then a few polishing passes in which every point may move to any centroid of the
-//! coarse groups nearest to it. One Lloyd iteration then costs n·(√k + candidates)·d instead of
-//! n·k·d. Small k runs the exact backend as it is. Works over any backend (CPU or GPU).
+//! K-Means for large k, near-linear in the number of points: a coarse clustering into at most
+//! 64 (about √k) groups, each group clustered into its share of k, recursively while a share is
+//! still large, then a few polishing passes in which every point may move to one of its
+//! centroid's 16 nearest centroids. The work is about n·d·(64 per split level + 16 per pass)
+//! instead of n·k·d per Lloyd iteration. Small k runs the exact backend as it is. Works over
+//! any backend (CPU or GPU).
 
 use rayon::prelude::*;
 
@@ -12,8 +13,10 @@ use super::{KmeansBackend, KmeansParams, KmeansResult, Matrix, member_means};
 
 /// Up to this k the exact backend runs (its cost per iteration, n·k·d, is still small).
 pub const EXACT_MAX_K: usize = 256;
-/// Coarse groups a point may move between in the polishing passes.
-const NEIGHBOUR_GROUPS: usize = 3;
+/// At most this many groups per split: deeper splits keep every K-Means small.
+const MAX_BRANCH: usize = 64;
+/// Neighbouring centroids a point may move to in the polishing passes.
+const NEIGHBOURS: usize = 16;
 /// Polishing passes over the full set of centroids.
 const POLISH_PASSES: usize = 3;
 
@@ -23,7 +26,33 @@ pub fn run(backend: &dyn KmeansBackend, data: &Matrix, params: &KmeansParams) ->
     if k <= EXACT_MAX_K || data.rows <= 2 * EXACT_MAX_K {
         return backend.run(data, params);
     }
-    let coarse_k = (k as f64).sqrt().ceil() as usize;
+    let (centroids, assign) = split(
+        backend,
+        data,
+        &KmeansParams {
+            k,
+            ..params.clone()
+        },
+    );
+    polish(data, centroids, assign, params)
+}
+
+/// Coarse-to-fine: at most `MAX_BRANCH` (about √k) groups, each split into its share of k,
+/// recursively until a share is small enough for the exact backend. Returns the centroids and
+/// each point's cluster.
+fn split(backend: &dyn KmeansBackend, data: &Matrix, params: &KmeansParams) -> (Matrix, Vec<u32>) {
+    let k = params.k.clamp(1, data.rows.max(1));
+    if k <= EXACT_MAX_K || data.rows <= 2 * EXACT_MAX_K {
+        let r = backend.run(
+            data,
+            &KmeansParams {
+                k,
+                ..params.clone()
+            },
+        );
+        return (r.centroids, r.assign);
+    }
+    let coarse_k = ((k as f64).sqrt().ceil() as usize).min(MAX_BRANCH);
     let coarse = backend.run(
         data,
         &KmeansParams {
@@ -33,7 +62,6 @@ pub fn run(backend: &dyn KmeansBackend, data: &Matrix, params: &KmeansParams) ->
     );
     let groups = members(&coarse.assign, coarse.centroids.rows);
     let shares = apportion(k, &groups.iter().map(Vec::len).collect::<Vec<_>>());
-    // Each group into its share: the centroids are concatenated group by group.
     let fine: Vec<(Matrix, Vec<u32>)> = groups
         .iter()
         .zip(&shares)
@@ -51,31 +79,21 @@ pub fn run(backend: &dyn KmeansBackend, data: &Matrix, params: &KmeansParams) ->
                 seed: params.seed.wrapping_add(1 + g as u64),
                 ..params.clone()
             };
-            let r = run(backend, &sub, &p);
-            (r.centroids, r.assign)
+            split(backend, &sub, &p)
         })
         .collect();
     let mut centroids = Matrix::new(data.dims);
-    let mut owner_group: Vec<u32> = Vec::with_capacity(k);
     let mut assign = vec![0u32; data.rows];
     for (g, (c, a)) in fine.iter().enumerate() {
         let offset = centroids.rows as u32;
         for j in 0..c.rows {
             centroids.push(c.row(j));
-            owner_group.push(g as u32);
         }
         for (pos, &r) in groups[g].iter().enumerate() {
             assign[r as usize] = offset + a[pos];
         }
     }
-    polish(
-        data,
-        &coarse.centroids,
-        centroids,
-        &owner_group,
-        assign,
-        params,
-    )
+    (centroids, assign)
 }
 
 /// The points of each cluster, in index order.
@@ -132,37 +150,36 @@ fn apportion(k: usize, sizes: &[usize]) -> Vec<usize> {
     shares
 }
 
-/// Lloyd passes where each point chooses among the centroids of its `NEIGHBOUR_GROUPS` nearest
-/// coarse groups, then the exact top-1 and runner-up over those candidates.
+/// Lloyd passes where each point may move to one of its centroid's `NEIGHBOURS` nearest
+/// centroids (so a point left on the wrong side of a coarse split finds its way), then the
+/// top-1 and runner-up among those candidates. Each pass costs n·`NEIGHBOURS`·d.
 fn polish(
     data: &Matrix,
-    coarse: &Matrix,
     mut centroids: Matrix,
-    owner_group: &[u32],
     mut assign: Vec<u32>,
     params: &KmeansParams,
 ) -> KmeansResult {
-    let by_group = members(owner_group, coarse.rows);
-    // A point's candidate groups depend only on it and the coarse centroids: computed once.
-    let near: Vec<Vec<u32>> = (0..data.rows)
-        .into_par_iter()
-        .map(|i| nearest_groups(data.row(i), coarse, NEIGHBOUR_GROUPS))
-        .collect();
-    let scan_point = |i: usize, centroids: &Matrix| -> Scan {
+    let recentre = |assign: &[u32], old: &Matrix| -> Matrix {
+        let (flat, _) = member_means(data, assign.iter().copied(), old);
+        Matrix {
+            rows: old.rows,
+            dims: old.dims,
+            data: flat,
+        }
+    };
+    let scan_point = |i: usize, a: u32, graph: &[Vec<u32>], centroids: &Matrix| -> Scan {
         let x = data.row(i);
         let mut best = (u32::MAX, f32::NEG_INFINITY);
         let mut second: Option<(u32, f32)> = None;
-        for &g in &near[i] {
-            for &j in &by_group[g as usize] {
-                let v = dot(x, centroids.row(j as usize));
-                if v > best.1 {
-                    if best.0 != u32::MAX {
-                        second = Some(best);
-                    }
-                    best = (j, v);
-                } else if second.is_none_or(|(_, s)| v > s) {
-                    second = Some((j, v));
+        for &j in std::iter::once(&a).chain(&graph[a as usize]) {
+            let v = dot(x, centroids.row(j as usize));
+            if v > best.1 {
+                if best.0 != u32::MAX {
+                    second = Some(best);
                 }
+                best = (j, v);
+            } else if second.is_none_or(|(_, s)| v > s) {
+                second = Some((j, v));
             }
         }
         (best.0, best.1, second)
@@ -170,15 +187,11 @@ fn polish(
     let mut iterations = 0;
     for _ in 0..POLISH_PASSES {
         iterations += 1;
-        let (flat, _) = member_means(data, assign.iter().copied(), &centroids);
-        centroids = Matrix {
-            rows: centroids.rows,
-            dims: centroids.dims,
-            data: flat,
-        };
+        centroids = recentre(&assign, &centroids);
+        let graph = neighbour_graph(&centroids, params.seed);
         let next: Vec<u32> = (0..data.rows)
             .into_par_iter()
-            .map(|i| scan_point(i, &centroids).0)
+            .map(|i| scan_point(i, assign[i], &graph, &centroids).0)
             .collect();
         let changed = next.iter().zip(&assign).filter(|(a, b)| a != b).count();
         assign = next;
@@ -186,15 +199,11 @@ fn polish(
             break;
         }
     }
-    let (flat, _) = member_means(data, assign.iter().copied(), &centroids);
-    centroids = Matrix {
-        rows: centroids.rows,
-        dims: centroids.dims,
-        data: flat,
-    };
+    centroids = recentre(&assign, &centroids);
+    let graph = neighbour_graph(&centroids, params.seed);
     let rows: Vec<Scan> = (0..data.rows)
         .into_par_iter()
-        .map(|i| scan_point(i, &centroids))
+        .map(|i| scan_point(i, assign[i], &graph, &centroids))
         .collect();
     KmeansResult {
         inertia: rows.iter().map(|r| 1.0 - r.1 as f64).sum(),
@@ -204,6 +213,24 @@ fn polish(
         centroids,
         iterations,
     }
+}
+
+/// Each centroid's `NEIGHBOURS` nearest other centroids (through a bucketed index).
+fn neighbour_graph(centroids: &Matrix, seed: u64) -> Vec<Vec<u32>> {
+    let all: Vec<usize> = (0..centroids.rows).collect();
+    let index = NearestIndex::new(centroids, &all, seed);
+    (0..centroids.rows)
+        .into_par_iter()
+        .map(|j| {
+            index
+                .nearest(centroids.row(j), NEIGHBOURS + 1)
+                .into_iter()
+                .filter(|&(c, _)| c != j)
+                .take(NEIGHBOURS)
+                .map(|(c, _)| c as u32)
+                .collect()
+        })
+        .collect()
 }
 
 /// The `m` coarse centroids nearest `x`, best first (ties by index).
@@ -219,6 +246,9 @@ fn nearest_groups(x: &[f32], coarse: &Matrix, m: usize) -> Vec<u32> {
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     scored.into_iter().map(|x| x.1).collect()
 }
+
+/// Buckets of a `NearestIndex` a query scans.
+const NEIGHBOUR_GROUPS: usize = 3;
 
 /// The nearest and runner-up among a set of centroids, near-linear for large sets: the set is
 /// bucketed by a small K-Means over the centroids themselves, and a query scans the buckets
@@ -270,6 +300,13 @@ impl<'a> NearestIndex<'a> {
 
     /// `(best, its cosine, runner-up and its cosine)` among the indexed centroids.
     pub fn best_two(&self, x: &[f32]) -> (usize, f32, Option<(usize, f32)>) {
+        let near = self.nearest(x, 2);
+        let (best, c1) = near[0];
+        (best, c1, near.get(1).copied())
+    }
+
+    /// The `m` indexed centroids nearest `x`, best first (ties by index).
+    pub fn nearest(&self, x: &[f32], m: usize) -> Vec<(usize, f32)> {
         let groups: Vec<u32> = if self.heads.rows == 0 {
             vec![0]
         } else {
@@ -281,8 +318,7 @@ impl<'a> NearestIndex<'a> {
             .map(|&c| (dot(x, self.centroids.row(c)), c))
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        let (c1, best) = scored[0];
-        (best, c1, scored.get(1).map(|&(c, j)| (j, c)))
+        scored.into_iter().take(m).map(|(c, j)| (j, c)).collect()
     }
 }
 
@@ -327,9 +363,19 @@ mod tests {
         let data = blobs(12_000, 400, 48, 3);
         let p = params(1200, 42);
         let exact = CpuKmeans.run(&data, &p);
+        assert_eq!(
+            exact,
+            CpuKmeans.run(&data, &p),
+            "exact: deterministic for a seed"
+        );
         let scaled = run(&CpuKmeans, &data, &p);
         let again = run(&CpuKmeans, &data, &p);
-        assert_eq!(scaled, again, "deterministic for a seed");
+        assert_eq!(scaled, again, "coarse-to-fine: deterministic for a seed");
+        assert_ne!(
+            scaled,
+            run(&CpuKmeans, &data, &params(1200, 43)),
+            "the seed matters"
+        );
         assert_eq!(scaled.centroids.rows, 1200);
         let ratio = scaled.inertia / exact.inertia;
         eprintln!(

@@ -2,6 +2,7 @@
 //! hard-linked, so their mtimes survive) and swapped in; an interrupted build leaves the old output.
 //! With a shared skills folder each skill folder is swapped the same way.
 
+mod content;
 pub mod layout;
 mod swap;
 
@@ -11,6 +12,7 @@ use std::path::Path;
 
 use crate::error::BuildError;
 use crate::manifest::Lock;
+pub use content::{Content, FileRefs, Files};
 pub use layout::{Layout, SKILLS, skill_names, split_skill};
 pub use swap::recover;
 use swap::sibling;
@@ -119,24 +121,22 @@ pub fn list_files(dir: &Path) -> Result<Vec<String>, BuildError> {
 /// lock) is swapped in, then each skill folder.
 pub fn write_output(
     layout: &Layout,
-    files: &BTreeMap<String, Vec<u8>>,
+    files: &Files,
     previous: Option<&Lock>,
 ) -> Result<WriteStats, BuildError> {
     let Some(dir) = &layout.skills_dir else {
-        return write_tree(&layout.out, files, true);
+        let all: FileRefs = files.iter().map(|(k, v)| (k.as_str(), v)).collect();
+        return write_tree(&layout.out, &all, true);
     };
-    let mut skills: BTreeMap<&str, BTreeMap<String, Vec<u8>>> = BTreeMap::new();
-    let mut rest: BTreeMap<String, Vec<u8>> = BTreeMap::new();
-    for (rel, bytes) in files {
+    let mut skills: BTreeMap<&str, FileRefs> = BTreeMap::new();
+    let mut rest: FileRefs = BTreeMap::new();
+    for (rel, content) in files {
         match split_skill(rel) {
             Some((name, inner)) => {
-                skills
-                    .entry(name)
-                    .or_default()
-                    .insert(inner.to_string(), bytes.clone());
+                skills.entry(name).or_default().insert(inner, content);
             }
             None => {
-                rest.insert(rel.clone(), bytes.clone());
+                rest.insert(rel.as_str(), content);
             }
         }
     }
@@ -187,11 +187,7 @@ impl WriteStats {
 
 /// Writes `files` as the complete content of the folder `out`, atomically. With `guard`, a
 /// non-empty folder without a `c2s.lock` is refused.
-fn write_tree(
-    out: &Path,
-    files: &BTreeMap<String, Vec<u8>>,
-    guard: bool,
-) -> Result<WriteStats, BuildError> {
+fn write_tree(out: &Path, files: &FileRefs, guard: bool) -> Result<WriteStats, BuildError> {
     recover(out)?;
     if guard {
         check_replaceable(out)?;
@@ -201,15 +197,16 @@ fn write_tree(
     } else {
         Vec::new()
     };
-    let same = |rel: &str, bytes: &[u8]| fs::read(out.join(rel)).is_ok_and(|b| b == bytes);
-    let wanted: BTreeMap<&str, bool> = files
-        .iter()
-        .map(|(rel, bytes)| (rel.as_str(), same(rel, bytes)))
-        .collect();
+    // Lazy content is made only where a file exists to compare with.
+    let same = |rel: &str, c: &Content| fs::read(out.join(rel)).is_ok_and(|b| *b == *c.get());
+    let wanted: BTreeMap<&str, bool> = files.iter().map(|(&rel, c)| (rel, same(rel, c))).collect();
     let mut stats = WriteStats::default();
     stats.unchanged = wanted.values().filter(|&&u| u).count();
     stats.written = files.len() - stats.unchanged;
-    stats.removed = existing.iter().filter(|e| !files.contains_key(*e)).count();
+    stats.removed = existing
+        .iter()
+        .filter(|e| !files.contains_key(e.as_str()))
+        .count();
     if stats.written == 0 && stats.removed == 0 {
         return Ok(stats);
     }
@@ -228,9 +225,10 @@ mod tests {
     fn writes_then_noop_then_updates() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
-        let mut files = BTreeMap::new();
-        files.insert("a/x.md".to_string(), b"one".to_vec());
-        files.insert(LOCK_FILE.to_string(), b"{}".to_vec());
+        let mut files = Files::new();
+        files.insert("a/x.md".to_string(), b"one".to_vec().into());
+        // Lazy content is written (and compared) like bytes.
+        files.insert(LOCK_FILE.to_string(), Content::lazy(|w| w.write_all(b"{}")));
         let layout = Layout::new(&out, None);
         assert_eq!(write_output(&layout, &files, None).unwrap().written, 2);
         let mtime = fs::metadata(out.join("a/x.md"))
@@ -245,7 +243,7 @@ mod tests {
                 removed: 0
             }
         );
-        files.insert("b.md".to_string(), b"two".to_vec());
+        files.insert("b.md".to_string(), b"two".to_vec().into());
         let s = write_output(&layout, &files, None).unwrap();
         assert_eq!((s.written, s.unchanged), (1, 2));
         assert_eq!(
@@ -264,7 +262,7 @@ mod tests {
         let out = dir.path().join("src");
         fs::create_dir_all(&out).unwrap();
         fs::write(out.join("main.rs"), "fn main(){}").unwrap();
-        let files = BTreeMap::from([(LOCK_FILE.to_string(), b"{}".to_vec())]);
+        let files = Files::from([(LOCK_FILE.to_string(), b"{}".to_vec().into())]);
         assert!(matches!(
             write_output(&Layout::new(&out, None), &files, None),
             Err(BuildError::ForeignOutput { .. })

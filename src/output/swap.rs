@@ -68,11 +68,7 @@ pub fn plan(wanted: &BTreeMap<&str, bool>, existing: &[String]) -> Plan {
 }
 
 /// Assembles `files` in the temporary folder per `plan` and swaps it in for `out`.
-pub fn replace(
-    out: &Path,
-    files: &BTreeMap<String, Vec<u8>>,
-    plan: &Plan,
-) -> Result<(), BuildError> {
+pub fn replace(out: &Path, files: &super::FileRefs, plan: &Plan) -> Result<(), BuildError> {
     let tmp = sibling(out, "tmp");
     let create =
         |p: &Path| fs::create_dir_all(p).map_err(|e| BuildError::io("cannot create", p, e));
@@ -82,7 +78,9 @@ pub fn replace(
         if let Some(p) = dest.parent() {
             create(p)?;
         }
-        fs::write(&dest, &files[rel]).map_err(|e| BuildError::io("cannot write", &dest, e))?;
+        files[rel.as_str()]
+            .write_file(&dest)
+            .map_err(|e| BuildError::io("cannot write", &dest, e))?;
     }
     for rel in &plan.links {
         let dest = tmp.join(rel);
@@ -90,7 +88,9 @@ pub fn replace(
             create(p)?;
         }
         if fs::hard_link(out.join(rel), &dest).is_err() {
-            fs::write(&dest, &files[rel]).map_err(|e| BuildError::io("cannot write", &dest, e))?;
+            files[rel.as_str()]
+                .write_file(&dest)
+                .map_err(|e| BuildError::io("cannot write", &dest, e))?;
         }
     }
     for rel in &plan.moves {

@@ -98,17 +98,18 @@ pub fn embed_documents(
             chunks.dims, heads.dims
         )));
     }
-    let mut sums: Vec<Vec<f32>> = (0..heads.rows).map(|i| heads.row(i).to_vec()).collect();
+    // A long document's vector is its head's plus its passages', normalized (in place: a
+    // million vectors are 1.5 GB).
+    let mut doc_m = heads;
     for (row, &o) in owner.iter().enumerate() {
-        sums[o as usize]
+        doc_m
+            .row_mut(o as usize)
             .iter_mut()
             .zip(chunks.row(row))
             .for_each(|(a, x)| *a += x);
     }
-    let mut doc_m = Matrix::new(heads.dims);
-    for mut v in sums {
-        crate::kmeans::normalize(&mut v);
-        doc_m.push(&v);
+    for i in 0..doc_m.rows {
+        crate::kmeans::normalize(doc_m.row_mut(i));
     }
     Ok(DocVectors {
         docs: doc_m,
@@ -172,7 +173,9 @@ pub fn embed_texts(
     }
     let dims = vectors.first().map_or(0, Vec::len);
     let mut m = Matrix::new(dims);
-    for (v, (subject, _)) in vectors.iter().zip(items) {
+    m.data.reserve(dims * vectors.len());
+    // Consumed one by one, so the vectors are not held twice.
+    for (v, (subject, _)) in vectors.into_iter().zip(items) {
         if v.len() != dims || dims == 0 {
             return Err(BuildError::Embed(format!(
                 "the vector of `{subject}` has {} dimensions, but others from {} have {dims}\n  help: the cache holds vectors of another shape; run `c2s clean --cache` and build again",
@@ -180,7 +183,7 @@ pub fn embed_texts(
                 embedder.model_id()
             )));
         }
-        m.push(v);
+        m.push(&v);
     }
     Ok(m)
 }

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
 
@@ -19,10 +20,9 @@ pub const SERVE_TREE: &str = "tree.json";
 pub const SERVE_VECTORS: &str = "vectors.bin";
 const VECTORS_MAGIC: &[u8; 8] = b"C2SVEC2\n";
 
-/// The file of one document (and a small pointer file per alias id folded into it).
-pub fn doc_files(ctx: &Ctx, d: usize) -> Vec<(String, Vec<u8>)> {
+/// The file of one document.
+pub fn doc_file(ctx: &Ctx, d: usize) -> Vec<u8> {
     let doc = &ctx.docs[d];
-    let path = ctx.doc_path(d);
     let mut s = String::with_capacity(doc.text.len() + 256);
     s.push_str("---\n");
     let _ = writeln!(s, "id: {}", yaml_str(&doc.id));
@@ -44,7 +44,13 @@ pub fn doc_files(ctx: &Ctx, d: usize) -> Vec<(String, Vec<u8>)> {
     if !doc.text.ends_with('\n') {
         s.push('\n');
     }
-    let mut out = vec![(path, s.into_bytes())];
+    s.into_bytes()
+}
+
+/// The small files that point a folded duplicate's id at the document it was folded into.
+pub fn alias_files(ctx: &Ctx, d: usize) -> Vec<(String, Vec<u8>)> {
+    let doc = &ctx.docs[d];
+    let mut out = Vec::new();
     let folder = &ctx.tree.nodes[ctx.home[d]].path;
     for alias in &doc.aliases {
         let text = format!(
@@ -71,26 +77,40 @@ pub struct DocEntry {
     pub aliases: Vec<String>,
 }
 
-/// `documents.json`: `{id: {title, source, text, one_line, phrases, aliases?}}`, sorted by id.
-pub fn documents_json(docs: &[Document], cards: &[Card]) -> String {
-    let map: BTreeMap<&str, DocEntry> = docs
+/// One entry of `documents.json` as written: borrowed, so writing it copies nothing.
+#[derive(Serialize)]
+struct DocEntryRef<'a> {
+    title: &'a str,
+    source: &'a str,
+    text: &'a str,
+    one_line: &'a str,
+    phrases: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    aliases: &'a [String],
+}
+
+/// `documents.json`: `{id: {title, source, text, one_line, phrases, aliases?}}`, sorted by id,
+/// streamed into `w`.
+pub fn documents_json(docs: &[Document], cards: &[Card], w: &mut dyn Write) -> io::Result<()> {
+    let map: BTreeMap<&str, DocEntryRef> = docs
         .iter()
         .zip(cards)
         .map(|(d, c)| {
             (
                 d.id.as_str(),
-                DocEntry {
-                    title: c.title.clone(),
-                    source: d.source.clone(),
-                    text: d.text.clone(),
-                    one_line: c.one_line.clone(),
-                    phrases: c.phrases.clone(),
-                    aliases: d.aliases.clone(),
+                DocEntryRef {
+                    title: &c.title,
+                    source: &d.source,
+                    text: &d.text,
+                    one_line: &c.one_line,
+                    phrases: &c.phrases,
+                    aliases: &d.aliases,
                 },
             )
         })
         .collect();
-    serde_json::to_string_pretty(&map).expect("documents serialize") + "\n"
+    serde_json::to_writer_pretty(&mut *w, &map).map_err(io::Error::other)?;
+    w.write_all(b"\n")
 }
 
 /// Reads `documents.json` back, in id order.

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use crate::ingest::Document;
 use crate::llm::Card;
+use crate::output::{Content, Files};
 use crate::stage::embed::DocVectors;
 use crate::stage::enrich::EntityEntry;
 use crate::stage::label::{sibling_slugs, strip_common_words};
@@ -57,46 +58,58 @@ pub fn doc_file(folder: &str, id: &str) -> String {
 
 /// Every output file except the manifest: relative path → contents. Returns the files and the
 /// number of navigation files among them.
-pub fn all_files(
-    ctx: &Ctx,
-    vectors: &DocVectors,
+pub fn all_files<'a>(
+    ctx: &'a Ctx,
+    vectors: &'a DocVectors,
     index: &BTreeMap<String, EntityEntry>,
-) -> (BTreeMap<String, Vec<u8>>, usize) {
+) -> (Files<'a>, usize) {
     use rayon::prelude::*;
     let tree = ctx.tree;
-    let mut out: BTreeMap<String, Vec<u8>> = (0..tree.nodes.len())
+    let mut out: Files = (0..tree.nodes.len())
         .into_par_iter()
         .map(|i| (tree.nav_file(i), nav::nav_file(ctx, i).into_bytes()))
         .collect::<Vec<_>>()
         .into_iter()
+        .map(|(k, v)| (k, v.into()))
         .collect();
     let navigation = out.len();
-    out.extend(
-        (0..ctx.docs.len())
-            .into_par_iter()
-            .flat_map_iter(|d| files::doc_files(ctx, d))
-            .collect::<Vec<_>>(),
-    );
+    // Document files, documents.json and the vectors repeat what is in memory already: they
+    // are made when hashed and when written, never held.
+    for d in 0..ctx.docs.len() {
+        out.insert(
+            ctx.doc_path(d),
+            Content::lazy(move |w| w.write_all(&files::doc_file(ctx, d))),
+        );
+        for (path, bytes) in files::alias_files(ctx, d) {
+            out.insert(path, bytes.into());
+        }
+    }
     out.insert(
         "documents.json".into(),
-        files::documents_json(ctx.docs, ctx.cards).into_bytes(),
+        Content::lazy(|w| files::documents_json(ctx.docs, ctx.cards, w)),
     );
-    out.insert(SERVE_TREE.into(), files::serve_tree(ctx).into_bytes());
+    out.insert(
+        SERVE_TREE.into(),
+        files::serve_tree(ctx).into_bytes().into(),
+    );
     out.insert(
         SERVE_VECTORS.into(),
-        files::encode_vectors(ctx.docs, vectors),
+        Content::lazy(|w| w.write_all(&files::encode_vectors(ctx.docs, vectors))),
     );
     out.insert(
         "entity_index.md".into(),
-        entities::global_markdown(tree, index).into_bytes(),
+        entities::global_markdown(tree, index).into_bytes().into(),
     );
     out.insert(
         "entity_index.json".into(),
-        entities::global_json(tree, index).into_bytes(),
+        entities::global_json(tree, index).into_bytes().into(),
     );
     for &r in &tree.roots {
         let path = format!("{}/{}", tree.nodes[r].path, entities::SKILL_ENTITIES);
-        out.insert(path, entities::skill_markdown(tree, r, index).into_bytes());
+        out.insert(
+            path,
+            entities::skill_markdown(tree, r, index).into_bytes().into(),
+        );
     }
     (out, navigation)
 }

@@ -1,0 +1,126 @@
+//! One output file's content: its bytes, or a function that makes them when they are needed.
+//!
+//! Document files (and `documents.json`, `vectors.bin`) are made when the lock hashes them and
+//! again when they are written, so a million of them are never all in memory at once.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+/// Writes lazy content into any sink.
+type Writer<'a> = dyn Fn(&mut dyn Write) -> io::Result<()> + Send + Sync + 'a;
+
+/// Bytes, or how to write them (the same bytes on every call).
+pub enum Content<'a> {
+    Bytes(Vec<u8>),
+    Lazy(Box<Writer<'a>>),
+}
+
+impl<'a> Content<'a> {
+    /// Content written on demand by `f` (streamed: a large file is never one buffer).
+    pub fn lazy(f: impl Fn(&mut dyn Write) -> io::Result<()> + Send + Sync + 'a) -> Self {
+        Content::Lazy(Box::new(f))
+    }
+
+    /// The bytes (made now for lazy content).
+    pub fn get(&self) -> Cow<'_, [u8]> {
+        match self {
+            Content::Bytes(b) => Cow::Borrowed(b),
+            Content::Lazy(f) => {
+                let mut v = Vec::new();
+                f(&mut v).expect("writing to memory cannot fail");
+                Cow::Owned(v)
+            }
+        }
+    }
+
+    /// The blake3 hash and the length, streamed.
+    pub fn hash_and_len(&self) -> (blake3::Hash, u64) {
+        match self {
+            Content::Bytes(b) => (blake3::hash(b), b.len() as u64),
+            Content::Lazy(f) => {
+                let mut sink = Counting {
+                    hasher: blake3::Hasher::new(),
+                    len: 0,
+                };
+                f(&mut sink).expect("hashing cannot fail");
+                (sink.hasher.finalize(), sink.len)
+            }
+        }
+    }
+
+    /// Writes the content to a new file at `path`.
+    pub fn write_file(&self, path: &Path) -> io::Result<()> {
+        match self {
+            Content::Bytes(b) => fs::write(path, b),
+            Content::Lazy(f) => {
+                let mut w = BufWriter::with_capacity(1 << 16, fs::File::create(path)?);
+                f(&mut w)?;
+                w.flush()
+            }
+        }
+    }
+}
+
+/// A sink that hashes and counts what goes through it.
+struct Counting {
+    hasher: blake3::Hasher,
+    len: u64,
+}
+
+impl Write for Counting {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.hasher.update(buf);
+        self.len += buf.len() as u64;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl From<Vec<u8>> for Content<'_> {
+    fn from(b: Vec<u8>) -> Self {
+        Content::Bytes(b)
+    }
+}
+
+impl std::fmt::Debug for Content<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Content::Bytes(b) => write!(f, "Bytes({} bytes)", b.len()),
+            Content::Lazy(_) => f.write_str("Lazy"),
+        }
+    }
+}
+
+/// Every file of an output: relative `/`-separated path → content.
+pub type Files<'a> = BTreeMap<String, Content<'a>>;
+
+/// A view of some of those files (a skill folder's, with paths relative to it).
+pub type FileRefs<'f, 'a> = BTreeMap<&'f str, &'f Content<'a>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lazy_content_is_made_on_each_use_and_equals_its_bytes() {
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let c = Content::lazy(|w| {
+            calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            w.write_all(b"do")?;
+            w.write_all(b"c")
+        });
+        assert_eq!(&*c.get(), b"doc");
+        let eager = Content::from(b"doc".to_vec());
+        assert_eq!(c.hash_and_len(), eager.hash_and_len());
+        assert_eq!(c.hash_and_len().1, 3);
+        let dir = tempfile::tempdir().unwrap();
+        c.write_file(&dir.path().join("d")).unwrap();
+        assert_eq!(fs::read(dir.path().join("d")).unwrap(), b"doc");
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 4);
+    }
+}
