@@ -333,6 +333,9 @@ fn build_on(
     } else {
         let previous = crate::check::read_lock(&opts.out_dir)?;
         let w = write_output(&layout, &files, previous.as_ref())?;
+        // The rendered files (navigation, indexes, the lock) are large at a million documents:
+        // freed before the records are serialized.
+        drop(files);
         save_records(&memo, &opts.out_dir, &tree, docs, cfg, &exec)?;
         w
     };

@@ -21,14 +21,15 @@ pub fn sibling(out: &Path, tag: &str) -> PathBuf {
 }
 
 /// How the new tree is assembled from the old one.
+/// Paths are borrowed from the caller's map (a million of them would be 250 MB more).
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Plan {
+pub struct Plan<'a> {
     /// Folders whose whole content is unchanged: moved from the old tree.
-    pub moves: Vec<String>,
+    pub moves: Vec<&'a str>,
     /// Unchanged files in changed folders: hard-linked.
-    pub links: Vec<String>,
+    pub links: Vec<&'a str>,
     /// New or changed files: written.
-    pub writes: Vec<String>,
+    pub writes: Vec<&'a str>,
 }
 
 /// The folders above a relative path, outermost first (`a/b/c.md` → `a`, `a/b`).
@@ -38,9 +39,9 @@ fn ancestors(path: &str) -> impl Iterator<Item = &str> {
 
 /// Plans the new tree: `wanted` paths with whether each is unchanged on disk, and the paths
 /// that exist now. A folder is clean when nothing under it is written or removed.
-pub fn plan(wanted: &BTreeMap<&str, bool>, existing: &[String]) -> Plan {
+pub fn plan<'a>(wanted: &BTreeMap<&'a str, bool>, existing: &[String]) -> Plan<'a> {
     let mut dirty: BTreeSet<&str> = BTreeSet::new();
-    for (path, &same) in wanted {
+    for (&path, &same) in wanted {
         if !same {
             dirty.extend(ancestors(path));
         }
@@ -50,18 +51,18 @@ pub fn plan(wanted: &BTreeMap<&str, bool>, existing: &[String]) -> Plan {
     }
     let mut plan = Plan::default();
     let mut moved: BTreeSet<&str> = BTreeSet::new();
-    for (path, &same) in wanted {
+    for (&path, &same) in wanted {
         if !same {
-            plan.writes.push(path.to_string());
+            plan.writes.push(path);
             continue;
         }
         match ancestors(path).find(|d| !dirty.contains(d)) {
             Some(dir) => {
                 if moved.insert(dir) {
-                    plan.moves.push(dir.to_string());
+                    plan.moves.push(dir);
                 }
             }
-            None => plan.links.push(path.to_string()),
+            None => plan.links.push(path),
         }
     }
     plan
@@ -78,7 +79,7 @@ pub fn replace(out: &Path, files: &super::FileRefs, plan: &Plan) -> Result<(), B
         if let Some(p) = dest.parent() {
             create(p)?;
         }
-        files[rel.as_str()]
+        files[*rel]
             .write_file(&dest)
             .map_err(|e| BuildError::io("cannot write", &dest, e))?;
     }
@@ -88,7 +89,7 @@ pub fn replace(out: &Path, files: &super::FileRefs, plan: &Plan) -> Result<(), B
             create(p)?;
         }
         if fs::hard_link(out.join(rel), &dest).is_err() {
-            files[rel.as_str()]
+            files[*rel]
                 .write_file(&dest)
                 .map_err(|e| BuildError::io("cannot write", &dest, e))?;
         }

@@ -187,7 +187,8 @@ fn json<T: Serialize>(v: &T) -> String {
 /// `vectors.bin`: magic; document count, dims and passage count (u32 LE); one f16 LE row per
 /// document in id order (the order of `documents.json`); the passage rows, grouped by document
 /// in the same order; and the document index (u32 LE) of each passage.
-pub fn encode_vectors(docs: &[Document], v: &DocVectors) -> Vec<u8> {
+/// Streamed into `w` a row at a time (a million rows are 0.5–0.8 GB).
+pub fn encode_vectors(docs: &[Document], v: &DocVectors, w: &mut dyn Write) -> io::Result<()> {
     let mut order: Vec<usize> = (0..docs.len()).collect();
     order.sort_by(|&a, &b| docs[a].id.cmp(&docs[b].id));
     let mut by_doc: Vec<Vec<usize>> = vec![Vec::new(); docs.len()];
@@ -195,30 +196,30 @@ pub fn encode_vectors(docs: &[Document], v: &DocVectors) -> Vec<u8> {
         by_doc[o as usize].push(row);
     }
     let dims = v.docs.dims;
-    let mut out = Vec::with_capacity(20 + (order.len() + v.chunks.rows) * (dims * 2 + 4));
-    out.extend_from_slice(VECTORS_MAGIC);
+    let mut buf = Vec::with_capacity(dims * 2);
+    buf.extend_from_slice(VECTORS_MAGIC);
     for n in [order.len(), dims, v.chunks.rows] {
-        out.extend_from_slice(&(n as u32).to_le_bytes());
+        buf.extend_from_slice(&(n as u32).to_le_bytes());
     }
-    let push_row = |out: &mut Vec<u8>, row: &[f32]| {
+    w.write_all(&buf)?;
+    let mut put_row = |w: &mut dyn Write, row: &[f32]| {
+        buf.clear();
         for &x in row {
-            out.extend_from_slice(&half::f16::from_f32(x).to_le_bytes());
+            buf.extend_from_slice(&half::f16::from_f32(x).to_le_bytes());
         }
+        w.write_all(&buf)
     };
     for &i in &order {
-        push_row(&mut out, v.docs.row(i));
+        put_row(w, v.docs.row(i))?;
     }
-    let mut owners = Vec::with_capacity(v.chunks.rows);
+    let mut owners = Vec::with_capacity(v.chunks.rows * 4);
     for (pos, &i) in order.iter().enumerate() {
         for &row in &by_doc[i] {
-            push_row(&mut out, v.chunks.row(row));
-            owners.push(pos as u32);
+            put_row(w, v.chunks.row(row))?;
+            owners.extend_from_slice(&(pos as u32).to_le_bytes());
         }
     }
-    for o in owners {
-        out.extend_from_slice(&o.to_le_bytes());
-    }
-    out
+    w.write_all(&owners)
 }
 
 /// Reads `vectors.bin` back: document vectors, passage vectors and each passage's document;

@@ -94,7 +94,7 @@ pub fn all_files<'a>(
     );
     out.insert(
         SERVE_VECTORS.into(),
-        Content::lazy(|w| w.write_all(&files::encode_vectors(ctx.docs, vectors))),
+        Content::lazy(|w| files::encode_vectors(ctx.docs, vectors, w)),
     );
     out.insert(
         "entity_index.md".into(),
