@@ -18,6 +18,7 @@ mod llm_server;
 mod navigation;
 mod onnx;
 mod publish;
+mod scale;
 mod serve;
 mod skill_pack;
 mod skills_server;
