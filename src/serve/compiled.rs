@@ -8,10 +8,10 @@ use crate::config::{EmbedBackendKind, EmbedConfig, Loaded};
 use crate::embed::Embedder;
 use crate::error::ServeError;
 use crate::ingest::Document;
-use crate::kmeans::Matrix;
 use crate::llm::{Card, Tags};
 use crate::manifest::Lock;
 use crate::output::LOCK_FILE;
+use crate::stage::embed::DocVectors;
 use crate::stage::render::{
     SERVE_TREE, SERVE_VECTORS, ServeTree, decode_vectors, doc_entries_json,
 };
@@ -25,11 +25,8 @@ pub struct Compiled {
     /// Documents in id order.
     pub docs: Vec<Document>,
     pub cards: Vec<Card>,
-    /// One row per document.
-    pub doc_vectors: Matrix,
-    /// Passage vectors of the long documents, and the document of each.
-    pub chunk_vectors: Matrix,
-    pub chunk_owner: Vec<u32>,
+    /// One row per document, and the passage vectors of the long ones.
+    pub vectors: DocVectors,
     pub tree: Tree,
     /// Bytes of each node's navigation file.
     pub nav_bytes: Vec<usize>,
@@ -79,12 +76,12 @@ impl Compiled {
                 content_hash: String::new(),
             });
         }
-        let (doc_vectors, chunk_vectors, chunk_owner) =
+        let vectors =
             decode_vectors(&read(SERVE_VECTORS)?).map_err(|m| corrupt(SERVE_VECTORS, m))?;
-        if doc_vectors.rows != docs.len() {
+        if vectors.docs.rows != docs.len() {
             return Err(corrupt(
                 SERVE_VECTORS,
-                format!("{} vectors for {} documents", doc_vectors.rows, docs.len()),
+                format!("{} vectors for {} documents", vectors.docs.rows, docs.len()),
             ));
         }
         let st: ServeTree = serde_json::from_slice(&read(SERVE_TREE)?)
@@ -98,9 +95,7 @@ impl Compiled {
             lock,
             docs,
             cards,
-            doc_vectors,
-            chunk_vectors,
-            chunk_owner,
+            vectors,
             tree,
             nav_bytes,
         })

@@ -143,10 +143,10 @@ impl<'a> Navigator<'a> {
     pub fn new(a: &'a Compiled) -> Navigator<'a> {
         let t = &a.tree;
         let below: Vec<Vec<usize>> = (0..t.nodes.len()).map(|i| t.descendant_docs(i)).collect();
-        let mut node_vectors = Matrix::new(a.doc_vectors.dims);
+        let mut node_vectors = Matrix::new(a.vectors.docs.dims);
         let mut routing = Vec::with_capacity(t.nodes.len());
         for (i, docs) in below.iter().enumerate() {
-            node_vectors.push(&a.doc_vectors.centroid(docs));
+            node_vectors.push(&a.vectors.docs.centroid(docs));
             routing.push(routing_text(a, docs, i));
         }
         let texts: Vec<String> = a
@@ -167,9 +167,10 @@ impl<'a> Navigator<'a> {
 
     /// The per-document evidence for a query: full-text BM25, best-passage cosine.
     pub fn doc_scores(&self, query: &str, query_vec: &[f32]) -> DocScores {
-        let mut dense = dense_scores(query_vec, &self.a.doc_vectors);
-        for (row, &o) in self.a.chunk_owner.iter().enumerate() {
-            let c = crate::kmeans::simd::dot(query_vec, self.a.chunk_vectors.row(row));
+        let v = &self.a.vectors;
+        let mut dense = dense_scores(query_vec, &v.docs);
+        for (row, &o) in v.owner.iter().enumerate() {
+            let c = crate::kmeans::simd::dot(query_vec, v.chunks.row(row));
             let d = &mut dense[o as usize];
             *d = d.max(c);
         }

@@ -37,10 +37,7 @@ pub struct Request {
 
 impl Request {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        find_header(&self.headers, name)
     }
 
     /// The system prompt (either API).
@@ -233,12 +230,32 @@ impl Server {
     }
 }
 
-fn read_request(r: &mut BufReader<TcpStream>) -> Option<Request> {
+/// One HTTP/1.1 request as it came: method, path, headers and body bytes (also used by the
+/// Skills API server).
+pub struct RawRequest {
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+/// The value of a header, by case-insensitive name.
+pub fn find_header<'h>(headers: &'h [(String, String)], name: &str) -> Option<&'h str> {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// Reads the next request of a keep-alive connection; `None` at its end.
+pub fn read_raw(r: &mut BufReader<TcpStream>) -> Option<RawRequest> {
     let mut line = String::new();
     if r.read_line(&mut line).ok()? == 0 {
         return None;
     }
-    let path = line.split_whitespace().nth(1)?.to_string();
+    let mut words = line.split_whitespace();
+    let method = words.next()?.to_string();
+    let path = words.next()?.to_string();
     let mut headers = Vec::new();
     loop {
         let mut h = String::new();
@@ -250,21 +267,30 @@ fn read_request(r: &mut BufReader<TcpStream>) -> Option<Request> {
         let (k, v) = h.split_once(':')?;
         headers.push((k.trim().to_string(), v.trim().to_string()));
     }
-    let len: usize = headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.parse().ok())
+    let len: usize = find_header(&headers, "content-length")
+        .and_then(|v| v.parse().ok())
         .unwrap_or(0);
     let mut body = vec![0u8; len];
     r.read_exact(&mut body).ok()?;
-    Some(Request {
+    Some(RawRequest {
+        method,
         path,
         headers,
-        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        body,
     })
 }
 
-fn respond(out: &mut TcpStream, code: u16, headers: &[(String, String)], body: &str) -> bool {
+fn read_request(r: &mut BufReader<TcpStream>) -> Option<Request> {
+    let raw = read_raw(r)?;
+    Some(Request {
+        path: raw.path,
+        headers: raw.headers,
+        body: serde_json::from_slice(&raw.body).unwrap_or(Value::Null),
+    })
+}
+
+/// Writes one JSON response; false when the client is gone.
+pub fn respond(out: &mut TcpStream, code: u16, headers: &[(String, String)], body: &str) -> bool {
     let mut head = format!(
         "HTTP/1.1 {code} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
         body.len()

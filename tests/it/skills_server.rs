@@ -4,11 +4,13 @@
 //! injected 429s with `Retry-After`. Records every request.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::BufReader;
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+
+use crate::llm_server::{find_header, read_raw, respond};
 
 /// One request as received (uploads parsed).
 #[derive(Debug, Clone)]
@@ -23,10 +25,7 @@ pub struct Call {
 
 impl Call {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        find_header(&self.headers, name)
     }
 }
 
@@ -107,15 +106,7 @@ impl SkillsServer {
         let mut out = stream;
         while let Some((call, len)) = read_call(&mut reader) {
             let (code, headers, body) = self.answer(call, len);
-            let mut head = format!(
-                "HTTP/1.1 {code} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
-                body.len()
-            );
-            for (k, v) in headers {
-                head.push_str(&format!("{k}: {v}\r\n"));
-            }
-            head.push_str("\r\n");
-            if out.write_all(format!("{head}{body}").as_bytes()).is_err() {
+            if !respond(&mut out, code, &headers, &body) {
                 return;
             }
         }
@@ -299,48 +290,21 @@ fn check_upload(files: &[(String, Vec<u8>)]) -> Result<(), String> {
 }
 
 fn read_call(r: &mut BufReader<TcpStream>) -> Option<(Call, usize)> {
-    let mut line = String::new();
-    if r.read_line(&mut line).ok()? == 0 {
-        return None;
-    }
-    let mut words = line.split_whitespace();
-    let method = words.next()?.to_string();
-    let path = words.next()?.to_string();
-    let mut headers = Vec::new();
-    loop {
-        let mut h = String::new();
-        r.read_line(&mut h).ok()?;
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        let (k, v) = h.split_once(':')?;
-        headers.push((k.trim().to_string(), v.trim().to_string()));
-    }
-    let header = |name: &str| {
-        headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.clone())
-    };
-    let len: usize = header("content-length")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    let mut body = vec![0u8; len];
-    r.read_exact(&mut body).ok()?;
+    let raw = read_raw(r)?;
     let mut call = Call {
-        method,
-        path,
-        headers: headers.clone(),
+        method: raw.method,
+        path: raw.path,
+        headers: raw.headers,
         files: Vec::new(),
         display_title: None,
     };
-    if let Some(boundary) =
-        header("content-type").and_then(|ct| ct.split("boundary=").nth(1).map(str::to_string))
+    if let Some(boundary) = call
+        .header("content-type")
+        .and_then(|ct| ct.split("boundary=").nth(1).map(str::to_string))
     {
-        parse_multipart(&body, &boundary, &mut call);
+        parse_multipart(&raw.body, &boundary, &mut call);
     }
-    Some((call, len))
+    Some((call, raw.body.len()))
 }
 
 /// Splits a `multipart/form-data` body into the call's `display_title` and `files[]`.

@@ -222,9 +222,9 @@ pub fn encode_vectors(docs: &[Document], v: &DocVectors, w: &mut dyn Write) -> i
     w.write_all(&owners)
 }
 
-/// Reads `vectors.bin` back: document vectors, passage vectors and each passage's document;
+/// Reads `vectors.bin` back (the inverse of [`encode_vectors`], documents in id order);
 /// `Err` says what is wrong with the file.
-pub fn decode_vectors(bytes: &[u8]) -> Result<(Matrix, Matrix, Vec<u32>), String> {
+pub fn decode_vectors(bytes: &[u8]) -> Result<DocVectors, String> {
     let header = bytes
         .get(..20)
         .filter(|h| h.starts_with(VECTORS_MAGIC))
@@ -263,5 +263,10 @@ pub fn decode_vectors(bytes: &[u8]) -> Result<(Matrix, Matrix, Vec<u32>), String
     if let Some(bad) = owner.iter().find(|&&o| o as usize >= rows) {
         return Err(format!("a passage belongs to document {bad} of {rows}"));
     }
-    Ok((read(&body[..split]), read(&body[split..tail]), owner))
+    Ok(DocVectors {
+        docs: read(&body[..split]),
+        chunks: read(&body[split..tail]),
+        owner,
+        truncated: Vec::new(),
+    })
 }
