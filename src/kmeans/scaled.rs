@@ -235,16 +235,23 @@ fn neighbour_graph(centroids: &Matrix, seed: u64) -> Vec<Vec<u32>> {
 
 /// The `m` coarse centroids nearest `x`, best first (ties by index).
 fn nearest_groups(x: &[f32], coarse: &Matrix, m: usize) -> Vec<u32> {
-    let mut scored: Vec<(f32, u32)> = (0..coarse.rows)
+    let scored: Vec<(f32, u32)> = (0..coarse.rows)
         .map(|g| (dot(x, coarse.row(g)), g as u32))
         .collect();
+    best_first(scored, m).into_iter().map(|x| x.1).collect()
+}
+
+/// The `m` highest-scoring entries, best first (ties by the smaller id).
+fn best_first<T: Ord + Copy>(mut scored: Vec<(f32, T)>, m: usize) -> Vec<(f32, T)> {
+    let order = |a: &(f32, T), b: &(f32, T)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
     let m = m.min(scored.len());
-    scored.select_nth_unstable_by(m.saturating_sub(1), |a, b| {
-        b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
-    });
+    if m == 0 {
+        return Vec::new();
+    }
+    scored.select_nth_unstable_by(m - 1, order);
     scored.truncate(m);
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    scored.into_iter().map(|x| x.1).collect()
+    scored.sort_by(order);
+    scored
 }
 
 /// Buckets of a `NearestIndex` a query scans.
@@ -312,13 +319,15 @@ impl<'a> NearestIndex<'a> {
         } else {
             nearest_groups(x, &self.heads, NEIGHBOUR_GROUPS)
         };
-        let mut scored: Vec<(f32, usize)> = groups
+        let scored: Vec<(f32, usize)> = groups
             .iter()
             .flat_map(|&g| self.buckets[g as usize].iter())
             .map(|&c| (dot(x, self.centroids.row(c)), c))
             .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        scored.into_iter().take(m).map(|(c, j)| (j, c)).collect()
+        best_first(scored, m)
+            .into_iter()
+            .map(|(c, j)| (j, c))
+            .collect()
     }
 }
 
