@@ -20,11 +20,24 @@ pub struct Backends {
 impl Backends {
     /// Opens the configured backends; relative paths resolve against the config's folder.
     pub fn from_config(loaded: &Loaded) -> Result<Backends, BuildError> {
+        Backends::batched(loaded, None)
+    }
+
+    /// The configured backends; with a batcher, the LLM takes answers from batches and queues
+    /// the requests of batch-mode stages.
+    pub fn batched(
+        loaded: &Loaded,
+        batcher: Option<std::sync::Arc<crate::llm::batch::Batcher>>,
+    ) -> Result<Backends, BuildError> {
         let c = &loaded.config;
         let llm: Box<dyn Llm> = match c.llm.backend {
             LlmBackendKind::Extractive => Box::new(Extractive),
             LlmBackendKind::Openai | LlmBackendKind::Anthropic => {
-                Box::new(crate::llm::Remote::new(&c.llm).map_err(BuildError::Llm)?)
+                let remote = crate::llm::Remote::new(&c.llm).map_err(BuildError::Llm)?;
+                Box::new(match batcher {
+                    Some(b) => remote.with_batcher(b),
+                    None => remote,
+                })
             }
         };
         Ok(Backends {

@@ -80,6 +80,9 @@ pub struct BuildReport {
     /// What hosted skill platforms cap: skills, and files and bytes per skill.
     pub platform: PlatformReport,
     pub warning_list: Vec<Warning>,
+    /// A batched build: batches submitted and collected, and the time spent on them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch: Option<crate::llm::batch::BatchSummary>,
     /// With `--dry-run`: every result that would be computed, and why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<Vec<Miss>>,
@@ -359,6 +362,7 @@ fn build_on(
         files: written,
         platform,
         warning_list: diags.warnings,
+        batch: None,
         dry_run: opts.dry_run.then(|| exec.misses().to_vec()),
     })
 }
@@ -410,6 +414,7 @@ fn up_to_date(
         },
         platform: crate::check::platform(&opts.out_dir, &lock),
         warning_list: Vec::new(),
+        batch: None,
         dry_run: None,
     }))
 }

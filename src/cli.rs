@@ -204,6 +204,22 @@ pub struct BuildArgs {
     /// With --dry-run: list every result and which part of its key changed.
     #[arg(long, requires = "dry_run")]
     pub explain: bool,
+    /// Send this build's LLM requests as provider batches (as `[llm] mode = "batch"`).
+    #[arg(long)]
+    pub batch: bool,
+    /// With batches: submit and exit 0 instead of waiting; run `c2s build` again to collect.
+    #[arg(long, conflicts_with = "dry_run")]
+    pub no_wait: bool,
+    /// Write the next step's LLM requests as OpenAI batch files into DIR and stop (for vLLM's
+    /// run-batch or another runner of that format).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["dry_run", "finish_interactive"])]
+    pub batch_export: Option<PathBuf>,
+    /// Read answers from batch output files (OpenAI batch format), then go on.
+    #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with = "dry_run")]
+    pub batch_import: Vec<PathBuf>,
+    /// Cancel outstanding batches, keep what they finished, and send the rest as ordinary calls.
+    #[arg(long, conflicts_with = "dry_run")]
+    pub finish_interactive: bool,
 }
 
 /// A resolved target: the configuration, the output folder, and the folder paths are shown relative to.

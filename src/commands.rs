@@ -28,7 +28,19 @@ fn output_tokens(stage: &str) -> usize {
 const PROMPT_OVERHEAD_TOKENS: usize = 250;
 
 pub fn build_cmd(args: &BuildArgs, progress: &Progress) -> Result<u8, Error> {
-    let target = args.target.resolve()?;
+    let mut target = args.target.resolve()?;
+    if args.batch {
+        target.loaded.config.llm.mode = crate::config::LlmMode::Batch;
+        target.loaded.config.validate().map_err(|e| match e {
+            crate::error::ConfigError::Invalid { message, .. } => {
+                crate::error::ConfigError::Invalid {
+                    field: "--batch".into(),
+                    message,
+                }
+            }
+            e => e,
+        })?;
+    }
     let opts = BuildOptions {
         loaded: target.loaded,
         out_dir: target.out_dir,
@@ -36,6 +48,9 @@ pub fn build_cmd(args: &BuildArgs, progress: &Progress) -> Result<u8, Error> {
         full: args.full,
         dry_run: args.dry_run,
     };
+    if !args.dry_run && batched(args, &opts) {
+        return batched_build_cmd(args, &opts, progress);
+    }
     let report = build(&opts, progress)?;
     if args.dry_run {
         let estimate = Estimate::of(
@@ -59,6 +74,62 @@ pub fn build_cmd(args: &BuildArgs, progress: &Progress) -> Result<u8, Error> {
         println!("{}", serde_json::to_string(&report)?);
     }
     progress.status("Finished", &summary_line(&report));
+    Ok(EXIT_OK)
+}
+
+/// Whether this build goes through batches: a batch-mode stage, a batch flag, or batches of an
+/// earlier run still outstanding (collected, never sent again).
+fn batched(args: &BuildArgs, opts: &BuildOptions) -> bool {
+    let llm = &opts.loaded.config.llm;
+    if llm.backend == crate::config::LlmBackendKind::Extractive {
+        return false;
+    }
+    llm.any_batch()
+        || args.batch_export.is_some()
+        || !args.batch_import.is_empty()
+        || args.finish_interactive
+        || crate::llm::batch::Batcher::has_outstanding(
+            &opts.loaded.resolve(&opts.loaded.config.cache.path),
+        )
+}
+
+fn batched_build_cmd(
+    args: &BuildArgs,
+    opts: &BuildOptions,
+    progress: &Progress,
+) -> Result<u8, Error> {
+    let mut rerun = args.target.build_command();
+    if args.batch {
+        rerun.push_str(" --batch");
+    }
+    let run = crate::batched::BatchRun {
+        no_wait: args.no_wait,
+        finish_interactive: args.finish_interactive,
+        export: args.batch_export.clone(),
+        import: args.batch_import.clone(),
+        rerun,
+    };
+    match crate::batched::build_batched(opts, &run, progress)? {
+        crate::batched::Outcome::Built(report) => {
+            if args.json {
+                println!("{}", serde_json::to_string(&report)?);
+            }
+            progress.status("Finished", &summary_line(&report));
+        }
+        crate::batched::Outcome::Incomplete(inc) => {
+            if args.json {
+                println!("{}", serde_json::to_string(&inc)?);
+            }
+            progress.status(
+                "Incomplete",
+                &format!(
+                    "{}
+  next: {}",
+                    inc.message, inc.next
+                ),
+            );
+        }
+    }
     Ok(EXIT_OK)
 }
 
@@ -121,7 +192,13 @@ fn usage_line(r: &BuildReport) -> String {
     } else {
         format!(", cost {:.4}", costs.iter().sum::<f64>())
     };
-    format!("\n         LLM {calls} calls, {input} input + {output} output tokens{cost}")
+    let batched: u64 = r.llm_usage.values().map(|u| u.batch_calls).sum();
+    let via = if batched > 0 {
+        format!(" ({batched} through batches)")
+    } else {
+        String::new()
+    };
+    format!("\n         LLM {calls} calls{via}, {input} input + {output} output tokens{cost}")
 }
 
 /// What a dry run would cost.
@@ -133,11 +210,20 @@ pub struct Estimate {
     pub output_tokens: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<f64>,
+    /// Batches a batched build would submit (at least: a strict second ask adds a step).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batches: Option<usize>,
 }
 
 impl Estimate {
     pub fn of(misses: &[Miss], config: &crate::config::Config) -> Estimate {
         let mut e = Estimate::default();
+        let batch_mode =
+            |stage: &str| config.llm.stage(stage).mode == crate::config::LlmMode::Batch;
+        if config.llm.backend != crate::config::LlmBackendKind::Extractive && config.llm.any_batch()
+        {
+            e.batches = Some(batches(misses, config, batch_mode));
+        }
         for m in misses {
             *e.results.entry(m.stage).or_insert(0) += 1;
             if LLM_STAGES.contains(&m.stage) {
@@ -149,12 +235,42 @@ impl Estimate {
                 e.input_tokens += input;
                 e.output_tokens += output;
                 if let Some(c) = config.llm.stage(m.stage).cost(input as u64, output as u64) {
-                    e.cost = Some(e.cost.unwrap_or(0.0) + c);
+                    let price = if batch_mode(m.stage) && e.batches.is_some() {
+                        1.0 - config.llm.batch.discount
+                    } else {
+                        1.0
+                    };
+                    e.cost = Some(e.cost.unwrap_or(0.0) + c * price);
                 }
             }
         }
         e
     }
+}
+
+/// Batches of the batch-mode misses: one step per stage call (summaries and tags of a level share
+/// one), each split by the per-batch request limit.
+fn batches(
+    misses: &[Miss],
+    config: &crate::config::Config,
+    batch_mode: impl Fn(&str) -> bool,
+) -> usize {
+    let mut steps: Vec<(usize, &str, usize)> = Vec::new();
+    for m in misses
+        .iter()
+        .filter(|m| LLM_STAGES.contains(&m.stage) && batch_mode(m.stage))
+    {
+        match steps.last_mut() {
+            Some((step, _, n)) if *step == m.step => *n += 1,
+            Some((step, "summary", n)) if m.stage == "tags" && *step + 1 == m.step => {
+                *step = m.step;
+                *n += 1;
+            }
+            _ => steps.push((m.step, m.stage, 1)),
+        }
+    }
+    let max = crate::llm::batch::max_requests(&config.llm);
+    steps.iter().map(|(_, _, n)| n.div_ceil(max)).sum()
 }
 
 #[derive(Serialize)]
@@ -189,6 +305,9 @@ fn render_dry_run(r: &BuildReport, e: &Estimate, explain: bool) -> String {
         "  LLM calls: {}, estimated tokens: {} in, {} out",
         e.llm_calls, e.input_tokens, e.output_tokens
     ));
+    if let Some(b) = e.batches {
+        s.push_str(&format!(", batches to submit: at least {b}"));
+    }
     match e.cost {
         Some(c) => s.push_str(&format!(", estimated cost: {c:.4}\n")),
         None => s.push_str(

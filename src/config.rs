@@ -315,6 +315,12 @@ impl Config {
         c.agent = AgentConfig::default();
         c.publish = PublishConfig::default();
         c.llm.stages.remove("agent");
+        // Interactive or batch, the same requests give the same answers.
+        c.llm.mode = Default::default();
+        c.llm.batch = Default::default();
+        for o in c.llm.stages.values_mut() {
+            o.mode = None;
+        }
         let json = serde_json::to_vec(&c).expect("config serializes");
         blake3::hash(&json).to_hex()[..16].to_string()
     }

@@ -69,6 +69,13 @@ pub enum BuildError {
     Llm(String),
     #[error("cache: {0}")]
     Cache(String),
+    /// LLM requests wait for batches: the batched build submits or waits, then builds again.
+    #[error(
+        "LLM requests wait for a batch\n  help: run `c2s build` again to collect the batches and go on"
+    )]
+    Pending,
+    #[error(transparent)]
+    Batch(#[from] crate::llm::batch::BatchError),
     #[error(
         "another c2s build is writing {path} (lock {lock})\n  help: wait for it to finish, or remove the lock file if no c2s process is running"
     )]

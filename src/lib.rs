@@ -7,6 +7,7 @@
 //! Backends sit behind traits: `llm::Llm`, `embed::Embedder`, `kmeans::KmeansBackend`.
 
 pub mod backends;
+pub mod batched;
 pub mod build;
 pub mod check;
 pub mod cli;

@@ -56,8 +56,61 @@ pub struct LlmConfig {
     pub price_input_per_mtok: Option<f64>,
     pub price_output_per_mtok: Option<f64>,
     pub limits: Limits,
+    /// `interactive` (one HTTP call per request) or `batch` (the provider's batch API, at its
+    /// discount, one batch per dependent step); `c2s build --batch` overrides it once.
+    #[serde(skip_serializing_if = "is_default")]
+    pub mode: LlmMode,
+    /// How batches are sized, polled and priced.
+    #[serde(skip_serializing_if = "is_default")]
+    pub batch: BatchConfig,
     /// Per-stage overrides: `card`, `summary`, `label`, `repartition`, `tags`.
     pub stages: BTreeMap<String, StageOverride>,
+}
+
+/// Settings left at their default are not serialized, so adding one keeps the config hash of
+/// every config that does not set it.
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
+
+/// How LLM requests are sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LlmMode {
+    /// One HTTP call per request, answered at once.
+    #[default]
+    Interactive,
+    /// Requests gathered into provider batches (OpenAI Batch API, Anthropic Message Batches).
+    Batch,
+}
+
+/// `[llm.batch]`: batch sizes, polling and price.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BatchConfig {
+    /// Seconds between status polls while a build waits for a batch.
+    pub poll_s: f64,
+    /// Requests per batch; 0 = the provider's limit (OpenAI 50,000, Anthropic 100,000).
+    pub max_requests: usize,
+    /// Bytes per batch input; 0 = the provider's limit (OpenAI 200 MB, Anthropic 256 MB).
+    pub max_bytes: u64,
+    /// The batch price discount (0.5 = half the interactive price).
+    pub discount: f64,
+    /// Batches one request may fail in before the build stops and asks for
+    /// `--finish-interactive`.
+    pub max_attempts: u32,
+}
+
+impl Default for BatchConfig {
+    fn default() -> Self {
+        BatchConfig {
+            poll_s: 30.0,
+            max_requests: 0,
+            max_bytes: 0,
+            discount: 0.5,
+            max_attempts: 3,
+        }
+    }
 }
 
 impl Default for LlmConfig {
@@ -72,6 +125,8 @@ impl Default for LlmConfig {
             price_input_per_mtok: None,
             price_output_per_mtok: None,
             limits: Limits::default(),
+            mode: LlmMode::Interactive,
+            batch: BatchConfig::default(),
             stages: BTreeMap::new(),
         }
     }
@@ -85,6 +140,8 @@ pub struct StageSettings {
     pub params: BTreeMap<String, toml::Value>,
     pub price_input_per_mtok: Option<f64>,
     pub price_output_per_mtok: Option<f64>,
+    /// Interactive calls or batches.
+    pub mode: LlmMode,
 }
 
 impl StageSettings {
@@ -110,7 +167,15 @@ impl LlmConfig {
             params,
             price_input_per_mtok: o.price_input_per_mtok.or(self.price_input_per_mtok),
             price_output_per_mtok: o.price_output_per_mtok.or(self.price_output_per_mtok),
+            mode: o.mode.unwrap_or(self.mode),
         }
+    }
+
+    /// Whether any build stage runs in batch mode.
+    pub fn any_batch(&self) -> bool {
+        LLM_STAGES
+            .iter()
+            .any(|s| self.stage(s).mode == LlmMode::Batch)
     }
 }
 
@@ -123,6 +188,9 @@ pub struct StageOverride {
     pub params: BTreeMap<String, toml::Value>,
     pub price_input_per_mtok: Option<f64>,
     pub price_output_per_mtok: Option<f64>,
+    /// This stage's mode; unset, `[llm] mode` (or `--batch`) applies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<LlmMode>,
 }
 
 /// The LLM stages of a build (each takes overrides; so does `agent`, the serve phase).
@@ -372,6 +440,25 @@ pub fn validate(llm: &LlmConfig, embed: &EmbedConfig) -> Result<(), (String, Str
                 ),
             ));
         }
+    }
+    let b = &llm.batch;
+    if !(b.poll_s.is_finite() && b.poll_s > 0.0) {
+        return bad("llm.batch.poll_s", "must be a positive number of seconds");
+    }
+    if !(0.0..1.0).contains(&b.discount) {
+        return bad(
+            "llm.batch.discount",
+            "must be at least 0 and below 1 (0.5 = half price)",
+        );
+    }
+    if b.max_attempts < 1 {
+        return bad("llm.batch.max_attempts", "must be at least 1");
+    }
+    if llm.backend == LlmBackendKind::Extractive && llm.any_batch() {
+        return bad(
+            "llm.mode",
+            "\"batch\" needs a networked backend: set llm.backend = \"openai\" or \"anthropic\"",
+        );
     }
     if llm.max_output_tokens < 16 {
         return bad("llm.max_output_tokens", "must be at least 16");

@@ -96,6 +96,9 @@ struct Planned {
 #[derive(Debug, Clone, Serialize)]
 pub struct Miss {
     pub stage: &'static str,
+    /// Which stage call of the build it belongs to (a batched build submits one batch per
+    /// dependent step).
+    pub step: usize,
     pub subject: String,
     pub reason: String,
     pub input_chars: usize,
@@ -132,6 +135,8 @@ pub struct Executor<'a> {
 pub struct DryRun {
     pub previous: Slots,
     pub misses: Vec<Miss>,
+    /// Stage calls with misses so far.
+    pub steps: usize,
 }
 
 /// Which part of a key changed since the previous build of the same subject.
@@ -189,6 +194,7 @@ impl<'a> Executor<'a> {
         e.dry = Some(DryRun {
             previous,
             misses: Vec::new(),
+            steps: 0,
         });
         e
     }
@@ -246,12 +252,17 @@ impl<'a> Executor<'a> {
             .map(|p| found.get(&p.key).and_then(|b| O::decode(b)))
             .collect();
         let misses: Vec<usize> = (0..items.len()).filter(|&i| out[i].is_none()).collect();
-        if let Some(dry) = &mut self.dry {
+        if let Some(dry) = &mut self.dry
+            && !misses.is_empty()
+        {
             let prev = dry.previous.0.get(stage);
+            let step = dry.steps;
+            dry.steps += 1;
             for &i in &misses {
                 let p = &planned[i].plan;
                 dry.misses.push(Miss {
                     stage,
+                    step,
                     subject: p.subject.clone(),
                     reason: explain(prev.and_then(|s| s.get(&p.subject)), &p.parts),
                     input_chars: p.input_chars,
@@ -261,7 +272,11 @@ impl<'a> Executor<'a> {
         let mut sorted = misses.clone();
         sorted.sort_by_key(|&i| (batching.order)(&items[i]));
         let groups: Vec<&[usize]> = sorted.chunks(batching.size.max(1)).collect();
-        let computed = self.execute(stage, items, &planned, &groups, &compute)?;
+        let (computed, pending) = self.execute(stage, items, &planned, &groups, &compute)?;
+        if pending > 0 {
+            // Those items wait for a batch; what finished is in the memo for the next round.
+            return Err(BuildError::Pending);
+        }
         for (i, v) in computed {
             out[i] = Some(v);
         }
@@ -279,7 +294,9 @@ impl<'a> Executor<'a> {
     }
 
     /// Computes the misses in parallel; a writer thread commits results as they arrive, so an
-    /// interrupted or failed stage keeps everything that finished.
+    /// interrupted or failed stage keeps everything that finished. Groups that wait for a batch
+    /// ([`BuildError::Pending`]) are counted, not failed, so every other group still runs (and
+    /// queues its requests into the same batch).
     fn execute<I: Sync, O: MemoValue + Send>(
         &self,
         stage: &'static str,
@@ -287,10 +304,11 @@ impl<'a> Executor<'a> {
         planned: &[Planned],
         groups: &[&[usize]],
         compute: &(impl Fn(&[&I]) -> Result<Vec<O>, BuildError> + Sync),
-    ) -> Result<Vec<(usize, O)>, BuildError> {
+    ) -> Result<(Vec<(usize, O)>, usize), BuildError> {
         if groups.is_empty() {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), 0));
         }
+        let pending = std::sync::atomic::AtomicUsize::new(0);
         let (tx, rx) = mpsc::channel::<(Key, Vec<u8>)>();
         let memo = self.memo;
         let dry = self.dry.is_some();
@@ -332,7 +350,14 @@ impl<'a> Executor<'a> {
                             std::thread::sleep(std::time::Duration::from_millis(self.throttle_ms));
                         }
                         let inputs: Vec<&I> = group.iter().map(|&i| &items[i]).collect();
-                        let values = compute(&inputs)?;
+                        let values = match compute(&inputs) {
+                            Err(BuildError::Pending) => {
+                                pending
+                                    .fetch_add(group.len(), std::sync::atomic::Ordering::Relaxed);
+                                return Ok(Vec::new());
+                            }
+                            r => r?,
+                        };
                         if values.len() != group.len() {
                             return Err(BuildError::Cache(format!(
                                 "stage {stage} returned {} results for {} inputs",
@@ -361,7 +386,8 @@ impl<'a> Executor<'a> {
                 .join()
                 .unwrap_or_else(|_| Err(BuildError::Cache("memo writer panicked".into())));
             written?;
-            Ok(results?.into_iter().flatten().collect())
+            let results = results?.into_iter().flatten().collect();
+            Ok((results, pending.into_inner()))
         })
     }
 }

@@ -1,5 +1,6 @@
 //! Memo garbage collection: keeps the entries that the last build of each still-existing output
-//! used (its key slots), and drops the records of outputs that are gone.
+//! used (its key slots) and the answers of batches still on record, and drops the records of
+//! outputs that are gone.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -27,5 +28,7 @@ pub fn collect(memo: &Memo) -> Result<u64, CacheError> {
             live.extend(stage.values().map(|parts| parts.key()));
         }
     }
+    // Answers of batches still on record (collected, not yet used by a complete build).
+    live.extend(crate::llm::batch::live_keys(memo)?);
     memo.retain(&live)
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
-pub use retry::{Outcome, classify};
+pub use retry::{Outcome, classify, classify_as};
 
 use crate::config::Limits;
 use limiter::RateLimiter;
@@ -149,20 +149,36 @@ impl Client {
             headers,
             body: Body::Json(body),
         };
-        self.rt.block_on(self.send_with_retries(&req, est_tokens))
+        self.rt
+            .block_on(self.send_with_retries(&req, est_tokens, true))
+            .map(json_answer)
     }
 
     /// Sends any request (GET, DELETE, a multipart POST) and returns the JSON answer, with the
     /// same retries, limits and key redaction as `post_json`.
     pub fn send(&self, req: &Request) -> Result<Answer, HttpError> {
-        self.rt.block_on(self.send_with_retries(req, 0))
+        self.rt
+            .block_on(self.send_with_retries(req, 0, true))
+            .map(json_answer)
     }
 
+    /// Sends a request whose answer is not JSON (a file download) and returns its bytes, with
+    /// the same retries, limits and key redaction.
+    pub fn send_raw(&self, req: &Request) -> Result<Vec<u8>, HttpError> {
+        match self.rt.block_on(self.send_with_retries(req, 0, false))? {
+            (Outcome::Raw(bytes), _) => Ok(bytes),
+            (Outcome::Done(v), _) => Ok(v.to_string().into_bytes()),
+            _ => unreachable!("send_with_retries returns only finished outcomes"),
+        }
+    }
+
+    /// The finished outcome (`Done` or `Raw`) and the attempts it took.
     async fn send_with_retries(
         &self,
         req: &Request<'_>,
         est_tokens: u64,
-    ) -> Result<Answer, HttpError> {
+        json: bool,
+    ) -> Result<(Outcome, u32), HttpError> {
         let url = req.url;
         let mut attempt = 0u32;
         loop {
@@ -174,15 +190,10 @@ impl Client {
                     .await
                     .map_err(|e| HttpError::Setup(e.to_string()))?;
                 self.limiter.wait(est_tokens).await;
-                self.send_once(req).await
+                self.send_once(req, json).await
             };
             match outcome {
-                Outcome::Done(body) => {
-                    return Ok(Answer {
-                        body,
-                        attempts: attempt,
-                    });
-                }
+                done @ (Outcome::Done(_) | Outcome::Raw(_)) => return Ok((done, attempt)),
                 Outcome::Fatal { status, message } => {
                     return Err(HttpError::Rejected {
                         url: url.to_string(),
@@ -205,7 +216,7 @@ impl Client {
         }
     }
 
-    async fn send_once(&self, r: &Request<'_>) -> Outcome {
+    async fn send_once(&self, r: &Request<'_>, json: bool) -> Outcome {
         let mut req = self
             .http
             .request(r.method.clone(), r.url)
@@ -230,7 +241,7 @@ impl Client {
         let status = resp.status().as_u16();
         let after = retry::retry_after(resp.headers());
         match resp.bytes().await {
-            Ok(bytes) => classify(status, after, &bytes),
+            Ok(bytes) => classify_as(status, after, &bytes, json),
             Err(e) => retry::transport_failure(&e),
         }
     }
@@ -246,4 +257,14 @@ impl Client {
             None => jittered,
         }
     }
+}
+
+/// The JSON answer of a finished JSON request.
+fn json_answer((outcome, attempts): (Outcome, u32)) -> Answer {
+    let body = match outcome {
+        Outcome::Done(v) => v,
+        Outcome::Raw(bytes) => serde_json::from_slice(&bytes).unwrap_or_default(),
+        _ => serde_json::Value::Null,
+    };
+    Answer { body, attempts }
 }

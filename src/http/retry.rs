@@ -8,6 +8,8 @@ use reqwest::header::HeaderMap;
 #[derive(Debug)]
 pub enum Outcome {
     Done(serde_json::Value),
+    /// A 2xx body taken as bytes (a file download), not parsed.
+    Raw(Vec<u8>),
     Retry {
         reason: String,
         after: Option<Duration>,
@@ -21,6 +23,14 @@ pub enum Outcome {
 /// Classifies a complete response. 429, 529, 408 and 5xx retry; so does a 2xx whose body is
 /// not JSON (a truncated or garbled reply). Other 4xx fail at once.
 pub fn classify(status: u16, after: Option<Duration>, body: &[u8]) -> Outcome {
+    classify_as(status, after, body, true)
+}
+
+/// [`classify`], or with `json` false a 2xx body is taken as it is ([`Outcome::Raw`]).
+pub fn classify_as(status: u16, after: Option<Duration>, body: &[u8], json: bool) -> Outcome {
+    if (200..300).contains(&status) && !json {
+        return Outcome::Raw(body.to_vec());
+    }
     if (200..300).contains(&status) {
         return match serde_json::from_slice(body) {
             Ok(v) => Outcome::Done(v),

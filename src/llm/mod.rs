@@ -1,6 +1,8 @@
 //! LLM stages behind one trait: document cards, cluster summaries, labels and entity/doc-type tags.
-//! The offline `extractive` backend lives here; networked backends plug into the same trait.
+//! The offline `extractive` backend lives here; networked backends plug into the same trait, and
+//! `batch` turns their requests into provider batches.
 
+pub mod batch;
 mod extractive;
 pub mod parse;
 pub mod prompts;
@@ -168,6 +170,10 @@ pub enum LlmError {
     /// extractive result, which is not memoized.
     #[error("{0}")]
     Unusable(String),
+    /// The request waits for a batch (queued now, or in one already submitted): the item is
+    /// computed in a later build round.
+    #[error("the request waits for a batch")]
+    Pending,
 }
 
 /// The LLM stages of the method. Every call depends only on its own input.

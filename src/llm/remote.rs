@@ -2,10 +2,11 @@
 //! client, with per-stage models, a stricter second ask for unusable answers, and token accounting.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
+use super::batch::Batcher;
 use super::prompts::{Prompt, fill, prompt, stage_prompt_id};
 use super::wire::{self, ChatRequest};
 use super::{Card, CardInput, Change, ClusterInput, Llm, LlmError, RepartitionInput, Tags, parse};
@@ -22,9 +23,16 @@ pub struct Usage {
     pub calls: u64,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Of `calls`, answered through a batch (priced at the batch discount).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub batch_calls: u64,
     /// In the configured price unit, when prices are set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<f64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// An OpenAI-compatible or Anthropic chat model.
@@ -34,6 +42,8 @@ pub struct Remote {
     url: String,
     cfg: LlmConfig,
     usage: Mutex<BTreeMap<String, Usage>>,
+    /// In a batched build: answers from batches, and where new requests are queued.
+    batch: Option<Arc<Batcher>>,
 }
 
 impl Remote {
@@ -47,7 +57,15 @@ impl Remote {
             url: wire::endpoint(cfg.backend, &base),
             cfg: cfg.clone(),
             usage: Mutex::new(BTreeMap::new()),
+            batch: None,
         })
+    }
+
+    /// Answers from (and requests queued for) batches, for stages whose answers it has or whose
+    /// mode is `batch`.
+    pub fn with_batcher(mut self, batcher: Arc<Batcher>) -> Remote {
+        self.batch = Some(batcher);
+        self
     }
 
     /// One chat call; records its tokens under `stage`.
@@ -61,6 +79,11 @@ impl Remote {
             params: &s.params,
         };
         let body = wire::body(self.kind, &req);
+        if let Some(b) = &self.batch
+            && let Some(a) = b.lookup(stage, &body)?
+        {
+            return Ok(a.text);
+        }
         let headers = wire::headers(self.kind, self.client.key());
         let est = ((p.system.len() + user.len()) / 4) as u64 + s.max_output_tokens as u64;
         let answer = self
@@ -195,6 +218,17 @@ impl Llm for Remote {
     }
 
     fn usage(&self) -> BTreeMap<String, Usage> {
-        self.usage.lock().map(|u| u.clone()).unwrap_or_default()
+        let mut all = self.usage.lock().map(|u| u.clone()).unwrap_or_default();
+        for (stage, b) in self.batch.iter().flat_map(|b| b.usage()) {
+            let u = all.entry(stage).or_default();
+            u.calls += b.calls;
+            u.batch_calls += b.batch_calls;
+            u.input_tokens += b.input_tokens;
+            u.output_tokens += b.output_tokens;
+            if let Some(c) = b.cost {
+                u.cost = Some(u.cost.unwrap_or(0.0) + c);
+            }
+        }
+        all
     }
 }

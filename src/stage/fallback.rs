@@ -45,6 +45,7 @@ pub fn or_fallback<T>(
                 keep: false,
             })
         }
+        Err(LlmError::Pending) => Err(BuildError::Pending),
         Err(e) => Err(BuildError::Llm(format!("{}: {e}", item.context))),
     }
 }

@@ -120,7 +120,9 @@ pub fn summarize_nodes(
         })
         .collect();
     let sink = exec.warnings.clone();
-    let summaries: Vec<Maybe<Json<String>>> = exec.run(
+    // Summaries and tags do not depend on each other: both run before either fails, so in a
+    // batched build their requests share one batch.
+    let summaries: Result<Vec<Maybe<Json<String>>>, BuildError> = exec.run(
         "summary",
         &inputs,
         |(subject, input, h)| Plan {
@@ -133,7 +135,27 @@ pub fn summarize_nodes(
                 Extractive.summarize(input)
             })
         },
-    )?;
+    );
+    let leaves: Vec<&(String, ClusterInput, String)> = inputs.iter().filter(|x| x.1.leaf).collect();
+    let leaf_tags: Result<Vec<Maybe<Json<Tags>>>, BuildError> = exec.run(
+        "tags",
+        &leaves,
+        |(subject, input, h)| Plan {
+            subject: subject.clone(),
+            parts: key("tags", llm, vec![h.clone()]),
+            input_chars: chars(input),
+        },
+        |(subject, input, _)| {
+            or_extractive("tags", subject, &sink, llm.tags(input), || {
+                Extractive.tags(input)
+            })
+        },
+    );
+    let (summaries, leaf_tags) = match (summaries, leaf_tags) {
+        (Ok(s), Ok(t)) => (s, t),
+        (Err(e), _) | (_, Err(e)) if !matches!(e, BuildError::Pending) => return Err(e),
+        _ => return Err(BuildError::Pending),
+    };
     let with_summary: Vec<(&(String, ClusterInput, String), &str)> = inputs
         .iter()
         .zip(summaries.iter().map(|s| s.value.0.as_str()))
@@ -156,21 +178,6 @@ pub fn summarize_nodes(
             Ok(Maybe {
                 value: Json(clean_label(&label.value.0)),
                 keep: label.keep,
-            })
-        },
-    )?;
-    let leaves: Vec<&(String, ClusterInput, String)> = inputs.iter().filter(|x| x.1.leaf).collect();
-    let leaf_tags: Vec<Maybe<Json<Tags>>> = exec.run(
-        "tags",
-        &leaves,
-        |(subject, input, h)| Plan {
-            subject: subject.clone(),
-            parts: key("tags", llm, vec![h.clone()]),
-            input_chars: chars(input),
-        },
-        |(subject, input, _)| {
-            or_extractive("tags", subject, &sink, llm.tags(input), || {
-                Extractive.tags(input)
             })
         },
     )?;

@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 
 use crate::llm_server::{Fault, Server};
 
-const KEY_VAR: &str = "C2S_TEST_LLM_KEY";
-const SECRET: &str = "sk-test-SECRET-4f9a1c";
+pub(crate) const KEY_VAR: &str = "C2S_TEST_LLM_KEY";
+pub(crate) const SECRET: &str = "sk-test-SECRET-4f9a1c";
 
-fn corpus(dir: &Path, n: usize) {
+pub(crate) fn corpus(dir: &Path, n: usize) {
     let docs = dir.join("docs");
     std::fs::create_dir_all(&docs).unwrap();
     let topics = [
@@ -33,7 +33,7 @@ fn corpus(dir: &Path, n: usize) {
 }
 
 /// Writes c2s.toml for the server; `extra` is appended TOML.
-fn config(dir: &Path, llm: &str, extra: &str) {
+pub(crate) fn config(dir: &Path, llm: &str, extra: &str) {
     std::fs::write(
         dir.join("c2s.toml"),
         format!(
@@ -43,14 +43,14 @@ fn config(dir: &Path, llm: &str, extra: &str) {
     .unwrap();
 }
 
-fn openai(server: &Server, limits: &str) -> String {
+pub(crate) fn openai(server: &Server, limits: &str) -> String {
     format!(
         "[llm]\nbackend = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"test-model\"\napi_key_env = \"{KEY_VAR}\"\n[llm.limits]\nbackoff_s = 0.01\nmax_backoff_s = 0.05\n{limits}\n",
         server.url
     )
 }
 
-fn build(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn build(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_c2s"))
         .arg("build")
         .args(args)
@@ -60,12 +60,12 @@ fn build(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn err(o: &Output) -> String {
+pub(crate) fn err(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// Memo entries of a stage, and whether any value contains `needle`.
-fn memo(dir: &Path, stage: &str, needle: &str) -> (usize, bool) {
+pub(crate) fn memo(dir: &Path, stage: &str, needle: &str) -> (usize, bool) {
     let db = rusqlite::Connection::open(dir.join("cache/c2s.sqlite")).unwrap();
     let mut q = db
         .prepare("SELECT value FROM memo WHERE stage = ?1")
@@ -82,7 +82,7 @@ fn memo(dir: &Path, stage: &str, needle: &str) -> (usize, bool) {
 }
 
 /// No file below `dir` (output, memo, WAL) and no output stream holds the key.
-fn assert_no_leak(dir: &Path, outputs: &[&Output]) {
+pub(crate) fn assert_no_leak(dir: &Path, outputs: &[&Output]) {
     for o in outputs {
         assert!(
             !String::from_utf8_lossy(&o.stdout).contains(SECRET),

@@ -305,7 +305,7 @@ pub fn respond(out: &mut TcpStream, code: u16, headers: &[(String, String)], bod
 }
 
 /// The scripted answer, in the protocol the request came in.
-fn answer(req: &Request, garbage: bool) -> Value {
+pub fn answer(req: &Request, garbage: bool) -> Value {
     if req.stage() == "embeddings" {
         let inputs = req.body["input"].as_array().cloned().unwrap_or_default();
         let data: Vec<Value> = inputs

@@ -2,6 +2,8 @@
 //! fixture folders and checks or snapshots what it writes.
 
 mod bad_input;
+mod batch;
+mod batch_server;
 mod build_example;
 mod cache;
 mod check;

@@ -309,42 +309,50 @@ fn read_call(r: &mut BufReader<TcpStream>) -> Option<(Call, usize)> {
 
 /// Splits a `multipart/form-data` body into the call's `display_title` and `files[]`.
 fn parse_multipart(body: &[u8], boundary: &str, call: &mut Call) {
-    let delim = format!("--{boundary}");
-    let text = body;
+    for (name, filename, content) in multipart_parts(body, boundary) {
+        match name.as_str() {
+            "display_title" => {
+                call.display_title = Some(String::from_utf8_lossy(&content).to_string())
+            }
+            "files[]" => call.files.push((filename.unwrap_or_default(), content)),
+            _ => {}
+        }
+    }
+}
+
+/// The parts of a `multipart/form-data` body: (name, file name, content).
+pub fn multipart_parts(body: &[u8], boundary: &str) -> Vec<(String, Option<String>, Vec<u8>)> {
+    let d = format!("--{boundary}").into_bytes();
     let mut starts = Vec::new();
-    let d = delim.as_bytes();
     let mut i = 0;
-    while i + d.len() <= text.len() {
-        if &text[i..i + d.len()] == d {
+    while i + d.len() <= body.len() {
+        if body[i..i + d.len()] == d[..] {
             starts.push(i);
             i += d.len();
         } else {
             i += 1;
         }
     }
+    let mut out = Vec::new();
     for w in starts.windows(2) {
-        let part = &text[w[0] + d.len()..w[1]];
+        let part = &body[w[0] + d.len()..w[1]];
         let part = part.strip_prefix(b"\r\n").unwrap_or(part);
         let part = part.strip_suffix(b"\r\n").unwrap_or(part);
         let Some(split) = part.windows(4).position(|x| x == b"\r\n\r\n") else {
             continue;
         };
         let head = String::from_utf8_lossy(&part[..split]).to_string();
-        let content = part[split + 4..].to_vec();
         let attr = |name: &str| {
             head.split(&format!("{name}=\""))
                 .nth(1)
                 .and_then(|r| r.split('"').next())
                 .map(str::to_string)
         };
-        match attr("name").as_deref() {
-            Some("display_title") => {
-                call.display_title = Some(String::from_utf8_lossy(&content).to_string())
-            }
-            Some("files[]") => call
-                .files
-                .push((attr("filename").unwrap_or_default(), content)),
-            _ => {}
-        }
+        out.push((
+            attr("name").unwrap_or_default(),
+            attr("filename"),
+            part[split + 4..].to_vec(),
+        ));
     }
+    out
 }

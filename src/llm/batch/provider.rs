@@ -1,0 +1,263 @@
+//! The providers' batch APIs over the shared HTTP client: OpenAI's Files + Batches
+//! (`/files`, `/batches`) and Anthropic's Message Batches (`/v1/messages/batches`).
+
+use serde_json::{Value, json};
+
+use super::lines::OPENAI_ENDPOINT;
+use super::store::BatchRecord;
+use crate::config::LlmBackendKind;
+use crate::http::{Body, Client, HttpError, Request};
+use crate::llm::wire;
+
+/// Per-batch limits of the provider: requests and input bytes.
+pub fn limits(kind: LlmBackendKind) -> (usize, u64) {
+    match kind {
+        LlmBackendKind::Anthropic => (100_000, 256_000_000),
+        _ => (50_000, 200_000_000),
+    }
+}
+
+/// A batch's state as the provider reports it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Status {
+    /// The provider's word (`in_progress`, `completed`, `ended`, …).
+    pub status: String,
+    /// No further change will come: results can be read.
+    pub terminal: bool,
+    pub done: u64,
+    pub failed: u64,
+    pub total: u64,
+    /// OpenAI: the output and error files, when there are any.
+    pub output_file: Option<String>,
+    pub error_file: Option<String>,
+    /// Why the whole batch failed (OpenAI validation errors).
+    pub errors: Vec<String>,
+}
+
+/// One provider's batch endpoints.
+pub struct Api {
+    kind: LlmBackendKind,
+    base: String,
+    client: Client,
+}
+
+impl Api {
+    pub fn new(kind: LlmBackendKind, base: &str, client: Client) -> Api {
+        Api {
+            kind,
+            base: base.trim_end_matches('/').to_string(),
+            client,
+        }
+    }
+
+    fn call(&self, method: reqwest::Method, path: &str, body: Body) -> Result<Value, HttpError> {
+        let url = format!("{}{path}", self.base);
+        let headers = wire::headers(self.kind, self.client.key());
+        let req = Request {
+            method,
+            url: &url,
+            headers: &headers,
+            body,
+        };
+        Ok(self.client.send(&req)?.body)
+    }
+
+    fn download(&self, path: &str) -> Result<Vec<u8>, HttpError> {
+        let url = format!("{}{path}", self.base);
+        let headers = wire::headers(self.kind, self.client.key());
+        let req = Request {
+            method: reqwest::Method::GET,
+            url: &url,
+            headers: &headers,
+            body: Body::None,
+        };
+        self.client.send_raw(&req)
+    }
+
+    /// Submits `input` (JSONL lines for OpenAI, request objects for Anthropic). For OpenAI the
+    /// file is uploaded first and `rec.input_file_id` saved through `save` before the batch is
+    /// created, so a build killed in between finds the batch again instead of paying twice.
+    pub fn submit(
+        &self,
+        rec: &mut BatchRecord,
+        input: &[Vec<u8>],
+        save: &dyn Fn(&BatchRecord) -> Result<(), String>,
+    ) -> Result<(), String> {
+        match self.kind {
+            LlmBackendKind::Anthropic => {
+                let mut body = b"{\"requests\":[".to_vec();
+                for (i, line) in input.iter().enumerate() {
+                    if i > 0 {
+                        body.push(b',');
+                    }
+                    body.extend_from_slice(line);
+                }
+                body.extend_from_slice(b"]}");
+                let raw = Body::Raw {
+                    content_type: "application/json".into(),
+                    bytes: body,
+                };
+                let v = self
+                    .call(reqwest::Method::POST, "/v1/messages/batches", raw)
+                    .map_err(|e| e.to_string())?;
+                rec.id = Some(field(&v, "id")?);
+                Ok(())
+            }
+            _ => {
+                if rec.input_file_id.is_none() {
+                    let v = self
+                        .call(reqwest::Method::POST, "/files", upload(&rec.local, input))
+                        .map_err(|e| e.to_string())?;
+                    rec.input_file_id = Some(field(&v, "id")?);
+                    save(rec)?;
+                }
+                self.create_openai(rec)
+            }
+        }
+    }
+
+    /// Creates the OpenAI batch of an uploaded file, unless one already exists for it.
+    fn create_openai(&self, rec: &mut BatchRecord) -> Result<(), String> {
+        let file = rec.input_file_id.clone().unwrap_or_default();
+        if let Some(id) = self.find_openai_batch(&file)? {
+            rec.id = Some(id);
+            return Ok(());
+        }
+        let body = json!({
+            "input_file_id": file,
+            "endpoint": OPENAI_ENDPOINT,
+            "completion_window": "24h",
+            "metadata": {"c2s": rec.local},
+        });
+        let v = self
+            .call(reqwest::Method::POST, "/batches", Body::Json(&body))
+            .map_err(|e| e.to_string())?;
+        rec.id = Some(field(&v, "id")?);
+        Ok(())
+    }
+
+    /// The batch already created from `file` (the newest 100 batches are searched).
+    fn find_openai_batch(&self, file: &str) -> Result<Option<String>, String> {
+        let v = self
+            .call(reqwest::Method::GET, "/batches?limit=100", Body::None)
+            .map_err(|e| e.to_string())?;
+        Ok(v["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|b| b["input_file_id"].as_str() == Some(file))
+            .and_then(|b| b["id"].as_str())
+            .map(str::to_string))
+    }
+
+    /// The batch's state now.
+    pub fn poll(&self, id: &str) -> Result<Status, String> {
+        match self.kind {
+            LlmBackendKind::Anthropic => {
+                let v = self
+                    .call(
+                        reqwest::Method::GET,
+                        &format!("/v1/messages/batches/{id}"),
+                        Body::None,
+                    )
+                    .map_err(|e| e.to_string())?;
+                let n = |k: &str| v["request_counts"][k].as_u64().unwrap_or(0);
+                let status = v["processing_status"]
+                    .as_str()
+                    .unwrap_or("unknown")
+                    .to_string();
+                let failed = n("errored") + n("canceled") + n("expired");
+                Ok(Status {
+                    terminal: status == "ended",
+                    done: n("succeeded"),
+                    failed,
+                    total: n("processing") + n("succeeded") + failed,
+                    status,
+                    ..Status::default()
+                })
+            }
+            _ => {
+                let v = self
+                    .call(reqwest::Method::GET, &format!("/batches/{id}"), Body::None)
+                    .map_err(|e| e.to_string())?;
+                let status = v["status"].as_str().unwrap_or("unknown").to_string();
+                let n = |k: &str| v["request_counts"][k].as_u64().unwrap_or(0);
+                let file = |k: &str| v[k].as_str().filter(|s| !s.is_empty()).map(str::to_string);
+                let errors = v["errors"]["data"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|e| e["message"].as_str().map(str::to_string))
+                    .collect();
+                Ok(Status {
+                    terminal: matches!(
+                        status.as_str(),
+                        "completed" | "failed" | "expired" | "cancelled"
+                    ),
+                    done: n("completed"),
+                    failed: n("failed"),
+                    total: n("total"),
+                    output_file: file("output_file_id"),
+                    error_file: file("error_file_id"),
+                    errors,
+                    status,
+                })
+            }
+        }
+    }
+
+    /// The result files of a finished batch (output, then errors), as JSONL bytes.
+    pub fn results(&self, id: &str, status: &Status) -> Result<Vec<Vec<u8>>, String> {
+        let get = |p: &str| self.download(p).map_err(|e| e.to_string());
+        match self.kind {
+            LlmBackendKind::Anthropic => {
+                Ok(vec![get(&format!("/v1/messages/batches/{id}/results"))?])
+            }
+            _ => [&status.output_file, &status.error_file]
+                .into_iter()
+                .flatten()
+                .map(|f| get(&format!("/files/{f}/content")))
+                .collect(),
+        }
+    }
+
+    /// Asks the provider to cancel a batch (finished requests stay in its results).
+    pub fn cancel(&self, id: &str) -> Result<(), String> {
+        let path = match self.kind {
+            LlmBackendKind::Anthropic => format!("/v1/messages/batches/{id}/cancel"),
+            _ => format!("/batches/{id}/cancel"),
+        };
+        self.call(reqwest::Method::POST, &path, Body::None)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The `multipart/form-data` upload of a batch input file (`purpose=batch`).
+fn upload<'a>(local: &str, lines: &[Vec<u8>]) -> Body<'a> {
+    let mut h = blake3::Hasher::new();
+    for l in lines {
+        h.update(l);
+    }
+    let boundary = format!("c2s-{}", &h.finalize().to_hex()[..32]);
+    let mut body = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nbatch\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"c2s-batch-{local}.jsonl\"\r\nContent-Type: application/jsonl\r\n\r\n"
+    )
+    .into_bytes();
+    for l in lines {
+        body.extend_from_slice(l);
+        body.push(b'\n');
+    }
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    Body::Raw {
+        content_type: format!("multipart/form-data; boundary={boundary}"),
+        bytes: body,
+    }
+}
+
+fn field(v: &Value, name: &str) -> Result<String, String> {
+    v[name]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| format!("the batch API's answer has no `{name}`: {v}"))
+}
