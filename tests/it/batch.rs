@@ -571,3 +571,32 @@ fn the_readme_batch_config_builds_with_repartition_interactive() {
     assert!(usage["card"]["cost"].as_f64().unwrap() > 0.0);
     assert!(usage["repartition"].get("batch_calls").is_none(), "{usage}");
 }
+
+#[test]
+fn a_step_over_the_per_batch_limit_is_split() {
+    let want = reference("openai");
+    let server = BatchServer::start();
+    let tmp = setup("openai", &server, "mode = \"batch\"");
+    let cfg = std::fs::read_to_string(tmp.path().join("c2s.toml")).unwrap();
+    std::fs::write(
+        tmp.path().join("c2s.toml"),
+        cfg.replace("poll_s = 0.01", "poll_s = 0.01\nmax_requests = 3"),
+    )
+    .unwrap();
+    let dry = json_out(&build(tmp.path(), &["--dry-run", "--json"]));
+    let o = build(tmp.path(), &[]);
+    assert!(o.status.success(), "{}", err(&o));
+    let sizes: Vec<usize> = server.created().iter().map(Vec::len).collect();
+    assert_eq!(
+        sizes[..3],
+        [3, 3, 2],
+        "8 cards in batches of at most 3: {sizes:?}"
+    );
+    assert!(sizes.iter().all(|&n| n <= 3), "{sizes:?}");
+    assert!(
+        dry["estimate"]["batches"].as_u64().unwrap() > 3,
+        "{}",
+        dry["estimate"]
+    );
+    assert_eq!(tree(tmp.path()), want);
+}
