@@ -7,7 +7,8 @@
 use std::io::Write;
 use std::time::Instant;
 
-use c2s::kmeans::{CpuKmeans, GpuKmeans, KmeansBackend, KmeansParams, Matrix, normalize};
+use c2s::kmeans::{CpuKmeans, GpuKmeans, KmeansBackend, KmeansParams};
+use c2s::matrix::{Matrix, normalize};
 use c2s::rng::Rng;
 
 fn data(n: usize, d: usize, centers: usize, seed: u64) -> Matrix {

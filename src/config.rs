@@ -57,7 +57,7 @@ impl Default for PublishConfig {
             api_key_env: "ANTHROPIC_API_KEY".into(),
             base_url: None,
             display_prefix: String::new(),
-            max_skill_bytes: crate::limits::MAX_SKILL_BYTES,
+            max_skill_bytes: crate::pipeline::limits::MAX_SKILL_BYTES,
             limits: Limits {
                 concurrency: 1,
                 ..Limits::default()
@@ -307,7 +307,7 @@ impl Config {
             .corpus
             .paths
             .iter()
-            .map(|p| PathBuf::from(crate::ingest::display(p, base)))
+            .map(|p| PathBuf::from(crate::paths::display(p, base)))
             .collect();
         c.output = OutputConfig::default();
         c.cache = CacheConfig::default();

@@ -3,5 +3,5 @@
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
-    c2s::run(c2s::cli::Cli::parse())
+    c2s::run(c2s::cmd::cli::Cli::parse())
 }

@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
-use crate::kmeans::Matrix;
-use crate::kmeans::simd::dot;
+use crate::matrix::Matrix;
+use crate::matrix::simd::dot;
 use crate::text::{is_stopword, words};
 
 /// Query and document terms: lowercase words without function words.

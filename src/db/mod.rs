@@ -1,7 +1,4 @@
-//! Incremental engine state: the SQLite memo (`cache`), the stage executor (`exec`), and the salsa
-//! query graph over sources (`graph`).
+//! Incremental engine state: the SQLite memo (`cache`) and the stage executor (`exec`).
 
 pub mod cache;
 pub mod exec;
-pub mod gc;
-pub mod graph;

@@ -70,7 +70,7 @@ impl Hashed {
             let sign = if h >> 63 == 1 { -1.0 } else { 1.0 };
             v[idx] += sign * weight * (1.0 + (count as f32).ln());
         }
-        crate::kmeans::normalize(&mut v);
+        crate::matrix::normalize(&mut v);
         v
     }
 }
@@ -78,7 +78,7 @@ impl Hashed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kmeans::simd::dot;
+    use crate::matrix::simd::dot;
 
     #[test]
     fn similar_texts_are_closer() {

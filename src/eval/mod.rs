@@ -10,10 +10,10 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::build::{Backends, BuildOptions, build_using};
 use crate::config::Loaded;
 use crate::embed::Embedder;
 use crate::error::BuildError;
+use crate::pipeline::build::{Backends, BuildOptions, build_using};
 use crate::progress::Progress;
 use crate::retrieval::{rrf, top_k};
 use crate::serve::agent::Agent;

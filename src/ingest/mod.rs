@@ -1,21 +1,22 @@
 //! Ingest: walks the corpus paths (respecting .gitignore and globs) and turns files into `Document`s.
 
 mod formats;
+pub mod graph;
 mod ids;
 mod walk;
 
+use crate::paths::display;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::db::graph::{Graph, SourceBytes};
 use crate::diag::Diagnostics;
 use crate::error::BuildError;
+use crate::ingest::graph::{Graph, SourceBytes};
 pub use formats::{Format, RawRecord};
 pub use ids::{path_id, sanitize_id};
-pub use walk::display;
 use walk::{Candidate, Globs, collect_files};
 
 /// One document of the corpus.

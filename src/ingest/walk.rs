@@ -1,6 +1,7 @@
 //! The corpus walk: folders recursively (respecting .gitignore and hidden files), include and
 //! exclude globs, and clear warnings for symlink loops, broken links and special files.
 
+use crate::paths::display;
 use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
@@ -53,13 +54,6 @@ pub(super) struct Candidate {
     pub rel: String,
     pub ext: String,
     pub format: Option<Format>,
-}
-
-/// Shows a path relative to `base` when it lies below it, with `/` separators.
-pub fn display(path: &Path, base: &Path) -> String {
-    let rel = path.strip_prefix(base).unwrap_or(path);
-    let s = rel.to_string_lossy().replace('\\', "/");
-    s.strip_prefix("./").unwrap_or(&s).to_string()
 }
 
 pub(super) fn collect_files(

@@ -3,8 +3,9 @@
 use rayon::prelude::*;
 
 use super::seed::{kmeans_pp, unit_dist};
-use super::simd::dot;
-use super::{KmeansBackend, KmeansParams, KmeansResult, Matrix, member_means};
+use super::{KmeansBackend, KmeansParams, KmeansResult, member_means};
+use crate::matrix::Matrix;
+use crate::matrix::simd::dot;
 use crate::rng::Rng;
 
 /// The rayon CPU path.
@@ -210,7 +211,7 @@ fn finish(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kmeans::normalize;
+    use crate::matrix::normalize;
 
     fn blobs(n_per: usize, centers: usize, dims: usize, seed: u64) -> Matrix {
         let mut rng = Rng::new(seed);

@@ -6,7 +6,8 @@ use std::borrow::Cow;
 use std::sync::Mutex;
 
 use super::seed::kmeans_pp;
-use super::{KmeansBackend, KmeansParams, KmeansResult, Matrix, member_means};
+use super::{KmeansBackend, KmeansParams, KmeansResult, member_means};
+use crate::matrix::Matrix;
 use crate::rng::Rng;
 
 const SHADER: &str = include_str!("../../shaders/kmeans_assign.wgsl");

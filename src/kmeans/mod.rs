@@ -1,72 +1,16 @@
-//! K-Means on L2-normalized vectors (spherical, cosine): the backend trait, its data types and the CPU path.
+//! K-Means on L2-normalized vectors (spherical, cosine): the backend trait, its settings and
+//! result, the CPU path (`cpu`, `simd`, `seed`), the GPU path (`gpu`) and the coarse-to-fine
+//! path for large k (`scaled`).
 
 mod cpu;
 pub mod gpu;
 pub mod scaled;
 mod seed;
-pub mod simd;
 
 pub use cpu::{CpuKmeans, scan};
 pub use gpu::GpuKmeans;
 
-/// A dense row-major matrix of f32 vectors.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Matrix {
-    pub rows: usize,
-    pub dims: usize,
-    pub data: Vec<f32>,
-}
-
-impl Matrix {
-    pub fn new(dims: usize) -> Matrix {
-        Matrix {
-            rows: 0,
-            dims,
-            data: Vec::new(),
-        }
-    }
-
-    pub fn from_rows(dims: usize, rows: &[Vec<f32>]) -> Matrix {
-        let mut m = Matrix::new(dims);
-        for r in rows {
-            m.push(r);
-        }
-        m
-    }
-
-    pub fn push(&mut self, row: &[f32]) {
-        assert_eq!(row.len(), self.dims, "row dimension");
-        self.data.extend_from_slice(row);
-        self.rows += 1;
-    }
-
-    #[inline]
-    /// The normalized mean of the given rows.
-    pub fn centroid(&self, rows: &[usize]) -> Vec<f32> {
-        let mut c = vec![0.0f32; self.dims];
-        for &r in rows {
-            c.iter_mut().zip(self.row(r)).for_each(|(a, x)| *a += x);
-        }
-        normalize(&mut c);
-        c
-    }
-
-    pub fn row(&self, i: usize) -> &[f32] {
-        &self.data[i * self.dims..(i + 1) * self.dims]
-    }
-
-    pub fn row_mut(&mut self, i: usize) -> &mut [f32] {
-        &mut self.data[i * self.dims..(i + 1) * self.dims]
-    }
-}
-
-/// Scales a vector to unit length (a zero vector stays zero).
-pub fn normalize(v: &mut [f32]) {
-    let n = simd::dot(v, v).sqrt();
-    if n > 0.0 {
-        v.iter_mut().for_each(|x| *x /= n);
-    }
-}
+use crate::matrix::{Matrix, normalize};
 
 /// Normalized mean of each cluster's members (`assign[i]` is point i's cluster); an empty
 /// cluster keeps its old centroid. Returns the members too. Deterministic: each cluster sums

@@ -8,8 +8,9 @@
 use rayon::prelude::*;
 
 use super::cpu::Scan;
-use super::simd::dot;
-use super::{KmeansBackend, KmeansParams, KmeansResult, Matrix, member_means};
+use super::{KmeansBackend, KmeansParams, KmeansResult, member_means};
+use crate::matrix::Matrix;
+use crate::matrix::simd::dot;
 
 /// Up to this k the exact backend runs (its cost per iteration, n·k·d, is still small).
 pub const EXACT_MAX_K: usize = 256;
@@ -334,7 +335,8 @@ impl<'a> NearestIndex<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kmeans::{CpuKmeans, normalize};
+    use crate::kmeans::CpuKmeans;
+    use crate::matrix::normalize;
     use crate::rng::Rng;
 
     /// `n` unit vectors around `centers` random directions.

@@ -3,7 +3,7 @@
 use rayon::prelude::*;
 
 use super::Matrix;
-use super::simd::dot;
+use crate::matrix::simd::dot;
 use crate::rng::Rng;
 
 /// Euclidean distance between unit vectors from their dot product.

@@ -11,13 +11,13 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::EXIT_OK;
-use crate::cli::PublishArgs;
+use crate::cmd::EXIT_OK;
+use crate::cmd::cli::PublishArgs;
 use crate::config::PublishConfig;
 use crate::error::{Error, PublishError};
-use crate::limits::MAX_SKILLS_PER_REQUEST;
-use crate::manifest::{Lock, file_hash};
-use crate::output::{Layout, split_skill};
+use crate::pipeline::limits::MAX_SKILLS_PER_REQUEST;
+use crate::pipeline::manifest::{Lock, file_hash};
+use crate::pipeline::output::{Layout, split_skill};
 use crate::progress::Progress;
 use api::{SkillsApi, UploadFile};
 use state::{Manifest, Published, folder_hash};
@@ -72,8 +72,10 @@ pub fn plan(layout: &Layout, lock: &Lock, manifest: &Manifest, prune: bool) -> V
         let bytes = files
             .iter()
             .map(|(p, _)| {
-                std::fs::metadata(layout.path(&format!("{}/{name}/{p}", crate::output::SKILLS)))
-                    .map_or(0, |m| m.len())
+                std::fs::metadata(
+                    layout.path(&format!("{}/{name}/{p}", crate::pipeline::output::SKILLS)),
+                )
+                .map_or(0, |m| m.len())
             })
             .sum();
         let action = match manifest.skills.get(&name) {
@@ -111,7 +113,7 @@ pub fn plan(layout: &Layout, lock: &Lock, manifest: &Manifest, prune: bool) -> V
 
 /// Reads a folder's files for upload, each checked against the lock.
 fn read_folder(layout: &Layout, lock: &Lock, name: &str) -> Result<Vec<UploadFile>, PublishError> {
-    let prefix = format!("{}/{name}/", crate::output::SKILLS);
+    let prefix = format!("{}/{name}/", crate::pipeline::output::SKILLS);
     let mut files = Vec::new();
     for (path, hash) in lock.outputs.range(prefix.clone()..) {
         let Some(rest) = path.strip_prefix(&prefix) else {
@@ -163,7 +165,7 @@ fn container_snippet(manifest: &Manifest) -> String {
 }
 
 pub fn publish_cmd(args: &PublishArgs, progress: &Progress) -> Result<u8, Error> {
-    let target = crate::serve_cmd::serve_target(&args.target)?;
+    let target = crate::cmd::serve::serve_target(&args.target)?;
     let cfg = &target.loaded.config.publish;
     let lock = crate::serve::compiled::read_lock(&target.out)?;
     let layout = Layout::of_lock(&target.out, &lock);

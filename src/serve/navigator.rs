@@ -8,7 +8,7 @@
 use serde::Serialize;
 
 use super::compiled::Compiled;
-use crate::kmeans::Matrix;
+use crate::matrix::Matrix;
 use crate::retrieval::{Bm25, dense_scores, rrf, terms, top_k};
 use crate::text::{distinctiveness, plain_text, sentences};
 
@@ -170,7 +170,7 @@ impl<'a> Navigator<'a> {
         let v = &self.a.vectors;
         let mut dense = dense_scores(query_vec, &v.docs);
         for (row, &o) in v.owner.iter().enumerate() {
-            let c = crate::kmeans::simd::dot(query_vec, v.chunks.row(row));
+            let c = crate::matrix::simd::dot(query_vec, v.chunks.row(row));
             let d = &mut dense[o as usize];
             *d = d.max(c);
         }

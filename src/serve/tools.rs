@@ -91,11 +91,11 @@ impl Tools {
             serde_json::from_slice(&raw).map_err(|e| ToolError(format!("documents.json: {e}")))?;
         let mut mounts = vec![(String::new(), root.clone())];
         if let Ok(lock) = super::compiled::read_lock(&root) {
-            let layout = crate::output::Layout::of_lock(&root, &lock);
+            let layout = crate::pipeline::output::Layout::of_lock(&root, &lock);
             if let Some(dir) = &layout.skills_dir {
-                for name in crate::output::skill_names(lock.outputs.keys()) {
+                for name in crate::pipeline::output::skill_names(lock.outputs.keys()) {
                     if let Ok(real) = dir.join(&name).canonicalize() {
-                        mounts.push((format!("{}/{name}", crate::output::SKILLS), real));
+                        mounts.push((format!("{}/{name}", crate::pipeline::output::SKILLS), real));
                     }
                 }
             }
@@ -125,14 +125,17 @@ impl Tools {
         let mut out: Vec<(String, PathBuf)> = if self.mounts.len() > 1 {
             self.mounts[1..].to_vec()
         } else {
-            let skills = self.mounts[0].1.join(crate::output::SKILLS);
+            let skills = self.mounts[0].1.join(crate::pipeline::output::SKILLS);
             let mut v: Vec<(String, PathBuf)> = std::fs::read_dir(&skills)
                 .map(|rd| {
                     rd.flatten()
                         .filter(|e| e.path().is_dir())
                         .map(|e| {
                             let name = e.file_name().to_string_lossy().into_owned();
-                            (format!("{}/{name}", crate::output::SKILLS), e.path())
+                            (
+                                format!("{}/{name}", crate::pipeline::output::SKILLS),
+                                e.path(),
+                            )
                         })
                         .collect()
                 })
@@ -204,7 +207,7 @@ impl Tools {
                 _ => return refuse("not a plain relative path"),
             }
         }
-        if self.shared_skills() && parts == [crate::output::SKILLS] {
+        if self.shared_skills() && parts == [crate::pipeline::output::SKILLS] {
             return Ok(Place::SkillsFolder);
         }
         let (prefix, base) = self
@@ -276,7 +279,7 @@ impl Tools {
             })
             .collect();
         if self.shared_skills() && dir == self.mounts[0].1 {
-            entries.push(format!("{}/", crate::output::SKILLS));
+            entries.push(format!("{}/", crate::pipeline::output::SKILLS));
             entries.dedup();
         }
         entries.sort();

@@ -1,7 +1,8 @@
 //! One level of the hierarchy: K-Means, merging of small clusters, and soft assignment (`@see` stubs).
 
-use crate::kmeans::simd::dot;
-use crate::kmeans::{KmeansBackend, KmeansParams, Matrix};
+use crate::kmeans::{KmeansBackend, KmeansParams};
+use crate::matrix::Matrix;
+use crate::matrix::simd::dot;
 
 /// The clusters of one level.
 #[derive(Debug, Clone, PartialEq)]

@@ -6,8 +6,8 @@ use crate::db::exec::{Batching, Executor, Plan};
 use crate::embed::Embedder;
 use crate::error::BuildError;
 use crate::ingest::Document;
-use crate::kmeans::Matrix;
 use crate::llm::Card;
+use crate::matrix::Matrix;
 use crate::text::clip_chars;
 
 /// Version of the embed stage's key layout.
@@ -109,7 +109,7 @@ pub fn embed_documents(
             .for_each(|(a, x)| *a += x);
     }
     for i in 0..doc_m.rows {
-        crate::kmeans::normalize(doc_m.row_mut(i));
+        crate::matrix::normalize(doc_m.row_mut(i));
     }
     Ok(DocVectors {
         docs: doc_m,
@@ -200,6 +200,6 @@ fn harmonize(vectors: &mut [Vec<f32>]) {
     };
     for v in vectors.iter_mut().filter(|v| v.len() != dims) {
         v.resize(dims, 0.0);
-        crate::kmeans::normalize(v);
+        crate::matrix::normalize(v);
     }
 }

@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use rayon::prelude::*;
 
 use crate::ingest::Document;
-use crate::kmeans::Matrix;
-use crate::kmeans::simd::dot;
 use crate::llm::Card;
+use crate::matrix::Matrix;
+use crate::matrix::simd::dot;
 use crate::tree::Tree;
 
 /// Sets `exemplars` of every non-leaf node: the documents nearest the mean of its documents.

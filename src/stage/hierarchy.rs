@@ -6,8 +6,9 @@ use crate::db::exec::{Executor, Json, Maybe, Plan};
 use crate::embed::Embedder;
 use crate::error::BuildError;
 use crate::ingest::Document;
-use crate::kmeans::{KmeansBackend, KmeansParams, Matrix};
+use crate::kmeans::{KmeansBackend, KmeansParams};
 use crate::llm::{Card, Change, Llm, RepartitionGroup, RepartitionInput};
+use crate::matrix::Matrix;
 use crate::stage::cluster::{
     LevelClusters, LevelParams, cluster_level, clusters_for, order_by_centrality,
 };

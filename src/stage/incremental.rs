@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::ingest::Document;
-use crate::kmeans::simd::dot;
-use crate::kmeans::{KmeansBackend, KmeansParams, Matrix};
+use crate::kmeans::{KmeansBackend, KmeansParams};
+use crate::matrix::Matrix;
+use crate::matrix::simd::dot;
 use crate::stage::cluster::order_by_centrality;
 use crate::tree::{Node, Tree};
 

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::kmeans::simd::dot;
+use crate::matrix::simd::dot;
 
 /// Clusters with the same label merge when their centroids are at least this similar.
 pub const MERGE_COSINE: f32 = 0.6;

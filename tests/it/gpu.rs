@@ -2,7 +2,8 @@
 //! (except documented near-ties, gap < 1e-5) and inertia; odd sizes, D not a multiple of the
 //! tile, k > N, one and several chunks, and a 2-D dispatch past 65,535 workgroups.
 
-use c2s::kmeans::{CpuKmeans, GpuKmeans, KmeansBackend, KmeansParams, Matrix, normalize, scan};
+use c2s::kmeans::{CpuKmeans, GpuKmeans, KmeansBackend, KmeansParams, scan};
+use c2s::matrix::{Matrix, normalize};
 use c2s::rng::Rng;
 
 use crate::common::skip;

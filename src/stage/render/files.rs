@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{Ctx, yaml_str};
 use crate::ingest::Document;
-use crate::kmeans::Matrix;
 use crate::llm::Card;
+use crate::matrix::Matrix;
 use crate::stage::embed::DocVectors;
 
 /// The tree as data, for serving.

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use crate::ingest::Document;
 use crate::llm::Card;
-use crate::output::{Content, Files};
+use crate::pipeline::output::{Content, Files};
 use crate::stage::embed::DocVectors;
 use crate::stage::enrich::EntityEntry;
 use crate::stage::label::{sibling_slugs, strip_common_words};

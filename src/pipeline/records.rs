@@ -13,7 +13,7 @@ use crate::tree::Tree;
 
 /// Names the memo records of one output folder.
 pub fn record_name(kind: &str, out: &Path) -> String {
-    let abs = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
+    let abs = crate::paths::abs(out);
     format!("{kind}:{}", abs.display())
 }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::error::BuildError;
-use crate::manifest::Lock;
+use crate::pipeline::manifest::Lock;
 
 use super::list_files;
 
@@ -27,7 +27,7 @@ impl Layout {
     pub fn new(out: &Path, skills_dir: Option<PathBuf>) -> Layout {
         Layout {
             out: out.to_path_buf(),
-            skills_dir: skills_dir.map(|d| crate::manifest::normalize_path(&d)),
+            skills_dir: skills_dir.map(|d| crate::pipeline::manifest::normalize_path(&d)),
         }
     }
 

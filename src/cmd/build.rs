@@ -1,17 +1,15 @@
-//! The commands behind the CLI: build (and its dry run), check, clean, cache.
+//! `c2s build`: the build (batched or not), its summary lines, and the dry run's estimate.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde::Serialize;
 
-use crate::build::{BuildOptions, BuildReport, TreeMode, build};
-use crate::cli::{BuildArgs, CacheAction, CheckArgs, CleanArgs, TargetArgs};
-use crate::db::cache::Memo;
+use crate::cmd::EXIT_OK;
+use crate::cmd::cli::BuildArgs;
 use crate::db::exec::Miss;
 use crate::error::Error;
+use crate::pipeline::build::{BuildOptions, BuildReport, TreeMode, build};
 use crate::progress::Progress;
-use crate::{EXIT_ERROR, EXIT_OK, EXIT_STALE};
 
 use crate::config::LLM_STAGES;
 /// Rough output tokens per LLM call, by stage, for estimates.
@@ -102,21 +100,21 @@ fn batched_build_cmd(
     if args.batch {
         rerun.push_str(" --batch");
     }
-    let run = crate::batched::BatchRun {
+    let run = crate::pipeline::batched::BatchRun {
         no_wait: args.no_wait,
         finish_interactive: args.finish_interactive,
         export: args.batch_export.clone(),
         import: args.batch_import.clone(),
         rerun,
     };
-    match crate::batched::build_batched(opts, &run, progress)? {
-        crate::batched::Outcome::Built(report) => {
+    match crate::pipeline::batched::build_batched(opts, &run, progress)? {
+        crate::pipeline::batched::Outcome::Built(report) => {
             if args.json {
                 println!("{}", serde_json::to_string(&report)?);
             }
             progress.status("Finished", &summary_line(&report));
         }
-        crate::batched::Outcome::Incomplete(inc) => {
+        crate::pipeline::batched::Outcome::Incomplete(inc) => {
             if args.json {
                 println!("{}", serde_json::to_string(&inc)?);
             }
@@ -320,274 +318,4 @@ fn render_dry_run(r: &BuildReport, e: &Estimate, explain: bool) -> String {
         }
     }
     s
-}
-
-pub fn check_cmd(args: &CheckArgs) -> Result<u8, Error> {
-    let target = args.target.resolve()?;
-    let st = crate::check::staleness(&target.loaded, &target.out_dir, &target.display_base)?;
-    let out = crate::ingest::display(&target.out_dir, &target.display_base);
-    let fix = args.target.build_command();
-    let platform = crate::check::read_lock(&target.out_dir)?
-        .map(|lock| crate::check::platform(&target.out_dir, &lock));
-    if args.json {
-        #[derive(Serialize)]
-        struct Json<'a> {
-            fresh: bool,
-            output: &'a str,
-            #[serde(flatten)]
-            findings: &'a crate::check::Staleness,
-            fix: Option<&'a str>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            platform: Option<&'a crate::limits::PlatformReport>,
-        }
-        let fresh = st.is_fresh();
-        let j = Json {
-            fresh,
-            output: &out,
-            findings: &st,
-            fix: (!fresh).then_some(fix.as_str()),
-            platform: platform.as_ref(),
-        };
-        println!("{}", serde_json::to_string(&j)?);
-    } else {
-        if st.is_fresh() {
-            print!("{}", crate::check::render(&st, &out, &fix));
-        } else {
-            eprint!("{}", crate::check::render(&st, &out, &fix));
-        }
-        for w in platform.iter().flat_map(|p| &p.warnings) {
-            eprintln!("warning: {w}");
-        }
-    }
-    Ok(if st.is_fresh() { EXIT_OK } else { EXIT_STALE })
-}
-
-fn memo_path(target: &TargetArgs) -> Result<std::path::PathBuf, Error> {
-    let t = target.resolve()?;
-    Ok(t.loaded.resolve(&t.loaded.config.cache.path))
-}
-
-pub fn clean_cmd(args: &CleanArgs, progress: &Progress) -> Result<u8, Error> {
-    let target = args.target.resolve()?;
-    remove_output(&target.out_dir, progress)?;
-    if args.cache {
-        let path = memo_path(&args.target)?;
-        let mut removed = false;
-        for suffix in ["", "-wal", "-shm"] {
-            let p = std::path::PathBuf::from(format!("{}{suffix}", path.display()));
-            if p.exists() {
-                std::fs::remove_file(&p).map_err(|source| Error::Io {
-                    context: "cannot remove",
-                    path: p.clone(),
-                    source,
-                })?;
-                removed = true;
-            }
-        }
-        let what = if removed { "Removed" } else { "Clean" };
-        progress.status(what, &format!("cache {}", path.display()));
-    }
-    Ok(EXIT_OK)
-}
-
-fn remove_output(out: &Path, progress: &Progress) -> Result<(), Error> {
-    if !out.exists() {
-        progress.status("Clean", &format!("nothing to remove at {}", out.display()));
-        return Ok(());
-    }
-    crate::output::check_replaceable(out)?;
-    // Skill folders written into a shared skills folder go too: only those the lock lists.
-    if let Some(lock) = crate::check::read_lock(out)? {
-        let layout = crate::output::Layout::of_lock(out, &lock);
-        if let Some(dir) = &layout.skills_dir {
-            for name in crate::output::skill_names(lock.outputs.keys()) {
-                let folder = dir.join(&name);
-                if folder.is_dir() {
-                    std::fs::remove_dir_all(&folder).map_err(|source| Error::Io {
-                        context: "cannot remove",
-                        path: folder.clone(),
-                        source,
-                    })?;
-                    progress.status("Removed", &folder.display().to_string());
-                }
-            }
-        }
-    }
-    std::fs::remove_dir_all(out).map_err(|source| Error::Io {
-        context: "cannot remove",
-        path: out.to_path_buf(),
-        source,
-    })?;
-    progress.status("Removed", &out.display().to_string());
-    Ok(())
-}
-
-pub fn cache_cmd(action: &CacheAction, progress: &Progress) -> Result<u8, Error> {
-    match action {
-        CacheAction::Stats { target, json } => {
-            let path = memo_path(target)?;
-            if !path.exists() {
-                progress.status("Cache", &format!("{} does not exist yet", path.display()));
-                if *json {
-                    println!(
-                        "{{\"path\":{},\"stages\":{{}},\"file_bytes\":0}}",
-                        serde_json::to_string(&path.display().to_string())?
-                    );
-                }
-                return Ok(EXIT_OK);
-            }
-            let memo = Memo::open(&path).map_err(cache_err)?;
-            let stats = memo.stats().map_err(cache_err)?;
-            let file_bytes: u64 = ["", "-wal"]
-                .iter()
-                .filter_map(|s| std::fs::metadata(format!("{}{s}", path.display())).ok())
-                .map(|m| m.len())
-                .sum();
-            if *json {
-                #[derive(Serialize)]
-                struct Json<'a> {
-                    path: String,
-                    stages: &'a BTreeMap<String, crate::db::cache::StageStats>,
-                    file_bytes: u64,
-                }
-                println!(
-                    "{}",
-                    serde_json::to_string(&Json {
-                        path: path.display().to_string(),
-                        stages: &stats,
-                        file_bytes
-                    })?
-                );
-            } else {
-                println!("{} ({} bytes on disk)", path.display(), file_bytes);
-                for (stage, s) in &stats {
-                    println!(
-                        "  {stage:<10} {:>8} entries {:>12} bytes",
-                        s.entries, s.bytes
-                    );
-                }
-            }
-            Ok(EXIT_OK)
-        }
-        CacheAction::Gc { target } => {
-            let path = memo_path(target)?;
-            if !path.exists() {
-                progress.status("Cache", &format!("{} does not exist yet", path.display()));
-                return Ok(EXIT_OK);
-            }
-            let memo = Memo::open(&path).map_err(cache_err)?;
-            let removed = crate::db::gc::collect(&memo).map_err(cache_err)?;
-            progress.status(
-                "Pruned",
-                &format!("{removed} unreachable entries from {}", path.display()),
-            );
-            Ok(EXIT_OK)
-        }
-    }
-}
-
-fn cache_err(e: crate::db::cache::CacheError) -> Error {
-    Error::Build(crate::error::BuildError::Cache(e.to_string()))
-}
-
-/// Maps an error to the exit code for it.
-pub fn exit_code(_e: &Error) -> u8 {
-    EXIT_ERROR
-}
-
-pub(crate) fn nav_params(
-    nav: &crate::cli::NavArgs,
-    fallback: bool,
-) -> crate::serve::navigator::NavParams {
-    crate::serve::navigator::NavParams {
-        beam: nav.beam.max(1),
-        k: nav.k.max(1),
-        fallback,
-        fetch: 3,
-        row_weight: nav.row_weight.max(0.0),
-    }
-}
-
-pub fn eval_cmd(args: &crate::cli::EvalArgs, progress: &Progress) -> Result<u8, Error> {
-    let cwd = std::env::current_dir().map_err(|source| Error::Io {
-        context: "cannot read",
-        path: ".".into(),
-        source,
-    })?;
-    let mut loaded = match &args.config {
-        Some(f) => {
-            let file = cwd.join(f);
-            crate::config::Loaded {
-                config: crate::config::Config::load(&file)?,
-                base_dir: file
-                    .parent()
-                    .map(Path::to_path_buf)
-                    .unwrap_or_else(|| cwd.clone()),
-                path: Some(file),
-            }
-        }
-        None => crate::config::Loaded {
-            config: crate::config::Config::default(),
-            base_dir: cwd.clone(),
-            path: None,
-        },
-    };
-    loaded.config.apply_sets(&args.set)?;
-    let data = cwd.join(&args.data);
-    for f in ["corpus.jsonl", "queries.jsonl"] {
-        if !data.join(f).is_file() {
-            return Err(Error::Build(crate::error::BuildError::MissingSource {
-                path: data.join(f),
-            }));
-        }
-    }
-    let name = data
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "data".into());
-    let out_dir = match &args.out {
-        Some(o) => cwd.join(o),
-        None => loaded
-            .resolve(&loaded.config.cache.path)
-            .with_file_name("eval")
-            .join(&name),
-    };
-    let methods: Vec<String> = if args.methods.is_empty() {
-        crate::eval::METHODS.iter().map(|m| m.to_string()).collect()
-    } else {
-        args.methods.clone()
-    };
-    if let Some(bad) = methods
-        .iter()
-        .find(|m| !crate::eval::ALL_METHODS.contains(&m.as_str()))
-    {
-        return Err(Error::Config(crate::error::ConfigError::Invalid {
-            field: "--methods".into(),
-            message: format!(
-                "unknown method `{bad}`; choose from {}",
-                crate::eval::ALL_METHODS.join(", ")
-            ),
-        }));
-    }
-    let backends = crate::build::Backends::from_config(&loaded)?;
-    let opts = crate::eval::EvalOptions {
-        data,
-        loaded,
-        out_dir,
-        display_base: cwd,
-        limit: args.limit,
-        methods,
-        nav: nav_params(&args.nav, false),
-    };
-    let report = crate::eval::run(&opts, &backends, progress)?;
-    print!("{}", crate::eval::render_table(&report));
-    if let Some(path) = &args.json {
-        let bytes = serde_json::to_vec_pretty(&report)?;
-        std::fs::write(path, bytes).map_err(|source| Error::Io {
-            context: "cannot write",
-            path: path.clone(),
-            source,
-        })?;
-    }
-    Ok(EXIT_OK)
 }

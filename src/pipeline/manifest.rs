@@ -96,7 +96,7 @@ pub fn serve_embed(loaded: &Loaded, out: &Path) -> LockEmbed {
             .library
             .as_ref()
             .map(|l| loaded.resolve(l))
-            .or_else(|| crate::backends::find_ort(&loaded.base_dir))
+            .or_else(|| crate::pipeline::backends::find_ort(&loaded.base_dir))
             .map(|l| relative_path(out, &l));
         o
     });
@@ -110,7 +110,7 @@ pub fn serve_embed(loaded: &Loaded, out: &Path) -> LockEmbed {
 
 /// `to` relative to the folder `from` when both are on the same root; else `to` as it is.
 pub fn relative_path(from: &Path, to: &Path) -> PathBuf {
-    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let abs = crate::paths::abs;
     let (from, to) = (abs(from), abs(to));
     let (a, b) = (normal_components(&from), normal_components(&to));
     if a.first() != b.first() {
@@ -129,7 +129,7 @@ pub fn relative_path(from: &Path, to: &Path) -> PathBuf {
 
 /// The absolute form of a path, with `.` dropped and `name/..` folded (lexically).
 pub fn normalize_path(p: &Path) -> PathBuf {
-    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let abs = crate::paths::abs(p);
     normal_components(&abs).into_iter().collect()
 }
 

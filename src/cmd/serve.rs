@@ -3,11 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::EXIT_OK;
-use crate::cli::{AskArgs, McpArgs, TargetArgs};
+use crate::cmd::EXIT_OK;
+use crate::cmd::cli::{AskArgs, McpArgs, TargetArgs};
 use crate::config::{Config, LlmBackendKind, Loaded};
 use crate::error::{BuildError, ConfigError, Error, ServeError};
-use crate::output::LOCK_FILE;
+use crate::pipeline::output::LOCK_FILE;
 use crate::progress::Progress;
 use crate::serve::agent::Agent;
 use crate::serve::compiled::{Compiled, read_lock};
@@ -80,7 +80,7 @@ pub fn ask_cmd(args: &AskArgs, progress: &Progress) -> Result<u8, Error> {
     let r = nav.navigate(
         &args.question,
         &qv,
-        &crate::commands::nav_params(&args.nav, args.fallback),
+        &crate::cmd::nav_params(&args.nav, args.fallback),
     );
     if args.json {
         println!("{}", serde_json::to_string(&r)?);

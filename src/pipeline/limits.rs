@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::output::split_skill;
+use crate::pipeline::output::split_skill;
 
 /// Skills one Claude API request may load (`container.skills`).
 pub const MAX_SKILLS_PER_REQUEST: usize = 8;

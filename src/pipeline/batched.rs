@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::backends::Backends;
-use crate::build::{BuildOptions, BuildReport, build_using};
 use crate::error::BuildError;
 use crate::llm::batch::{BatchFlags, BatchSummary, Batcher};
+use crate::pipeline::backends::Backends;
+use crate::pipeline::build::{BuildOptions, BuildReport, build_using};
 use crate::progress::Progress;
 
 /// The batch flags of one `c2s build`.
@@ -151,6 +151,6 @@ fn stop_waiting_on_ctrl_c(rerun: &str) {
         eprintln!(
             "\nstopped waiting: the batches keep running at the provider and are on record in the cache\n  help: run `{rerun}` to collect them (nothing is submitted twice)"
         );
-        std::process::exit(crate::EXIT_ERROR as i32);
+        std::process::exit(crate::cmd::EXIT_ERROR as i32);
     });
 }

@@ -9,8 +9,8 @@ use serde::Serialize;
 use crate::config::Loaded;
 use crate::error::BuildError;
 use crate::ingest::{IngestOptions, scan_sources};
-use crate::manifest::{Lock, file_hash};
-use crate::output::{LOCK_FILE, Layout, skill_names};
+use crate::pipeline::manifest::{Lock, file_hash};
+use crate::pipeline::output::{LOCK_FILE, Layout, skill_names};
 
 /// Everything that makes the output stale.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
@@ -165,7 +165,7 @@ pub fn render(st: &Staleness, out: &str, fix: &str) -> String {
 }
 
 /// The platform limits report of a built output, from its files on disk.
-pub fn platform(out: &Path, lock: &Lock) -> crate::limits::PlatformReport {
+pub fn platform(out: &Path, lock: &Lock) -> crate::pipeline::limits::PlatformReport {
     let layout = Layout::of_lock(out, lock);
     let sizes: Vec<(&str, u64)> = lock
         .outputs
@@ -175,5 +175,5 @@ pub fn platform(out: &Path, lock: &Lock) -> crate::limits::PlatformReport {
             (k.as_str(), len)
         })
         .collect();
-    crate::limits::measure(sizes)
+    crate::pipeline::limits::measure(sizes)
 }

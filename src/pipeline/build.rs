@@ -2,7 +2,7 @@
 //! every expensive step through the SQLite memo.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -10,24 +10,24 @@ use serde::Serialize;
 use crate::config::Loaded;
 use crate::db::cache::Memo;
 use crate::db::exec::{Executor, Miss, Slots, StageCount};
-use crate::db::graph::Graph;
 use crate::diag::{Diagnostics, Warning};
 use crate::error::BuildError;
+use crate::ingest::graph::Graph;
 use crate::ingest::{self, Document, IngestOptions};
-use crate::kmeans::Matrix;
-use crate::limits::{self, PlatformReport};
 use crate::llm::Card;
-use crate::manifest::{Lock, short_hash};
-use crate::output::{BuildLock, Files, LOCK_FILE, Layout, WriteStats, write_output};
+use crate::matrix::Matrix;
+use crate::pipeline::limits::{self, PlatformReport};
+use crate::pipeline::manifest::{Lock, short_hash};
+use crate::pipeline::output::{BuildLock, Files, LOCK_FILE, Layout, WriteStats, write_output};
+use crate::pipeline::records::{read_record, record_name, save_records};
 use crate::progress::Progress;
-use crate::records::{read_record, record_name, save_records};
 use crate::stage::hierarchy::{HierarchyInput, build_tree};
 use crate::stage::incremental::{Snapshot, WarmStats, warm_start};
 use crate::stage::summarize::summarize_nodes;
 use crate::stage::{card, embed, enrich, render};
 use crate::tree::Tree;
 
-pub use crate::backends::{Backends, select_kmeans};
+pub use crate::pipeline::backends::{Backends, select_kmeans};
 
 /// What to build and where.
 pub struct BuildOptions {
@@ -99,7 +99,7 @@ impl BuildOptions {
 /// Refuses an output folder (or skills folder) that contains a corpus path (building would
 /// replace the sources), and a skills folder inside the output folder.
 fn check_overlap(layout: &Layout, sources: &[PathBuf]) -> Result<(), BuildError> {
-    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let abs = crate::paths::abs;
     let outs = std::iter::once(&layout.out).chain(&layout.skills_dir);
     for out in outs {
         let out_abs = abs(out);
@@ -198,7 +198,7 @@ fn build_on(
     let ingest_opts = IngestOptions::from_config(&opts.loaded, &opts.out_dir, &opts.display_base);
     let layout = opts.layout();
     check_overlap(&layout, &ingest_opts.paths)?;
-    crate::output::check_replaceable(&opts.out_dir)?;
+    crate::pipeline::output::check_replaceable(&opts.out_dir)?;
     let _lock = if opts.dry_run {
         None
     } else {
@@ -334,7 +334,7 @@ fn build_on(
     let written = if opts.dry_run {
         WriteStats::default()
     } else {
-        let previous = crate::check::read_lock(&opts.out_dir)?;
+        let previous = crate::pipeline::freshness::read_lock(&opts.out_dir)?;
         let w = write_output(&layout, &files, previous.as_ref())?;
         // The rendered files (navigation, indexes, the lock) are large at a million documents:
         // freed before the records are serialized.
@@ -345,7 +345,7 @@ fn build_on(
     laps.lap("write");
 
     Ok(BuildReport {
-        output: ingest::display(&opts.out_dir, &opts.display_base),
+        output: crate::paths::display(&opts.out_dir, &opts.display_base),
         documents: docs.len(),
         sources: corpus.sources.len(),
         levels: tree.levels,
@@ -373,8 +373,11 @@ fn up_to_date(
     backends: &Backends,
     start: Instant,
 ) -> Result<Option<BuildReport>, BuildError> {
-    let st = crate::check::staleness(&opts.loaded, &opts.out_dir, &opts.display_base)?;
-    let Some(lock) = crate::check::read_lock(&opts.out_dir)?.filter(|_| st.is_fresh()) else {
+    let st =
+        crate::pipeline::freshness::staleness(&opts.loaded, &opts.out_dir, &opts.display_base)?;
+    let Some(lock) =
+        crate::pipeline::freshness::read_lock(&opts.out_dir)?.filter(|_| st.is_fresh())
+    else {
         return Ok(None);
     };
     let models = lock_models(backends);
@@ -393,7 +396,7 @@ fn up_to_date(
         .filter(|k| k.ends_with("/SKILL.md"))
         .count();
     Ok(Some(BuildReport {
-        output: ingest::display(&opts.out_dir, &opts.display_base),
+        output: crate::paths::display(&opts.out_dir, &opts.display_base),
         documents: lock.documents,
         sources: lock.sources.len(),
         levels: lock.levels,
@@ -412,7 +415,7 @@ fn up_to_date(
             unchanged: lock.outputs.len() + 1,
             removed: 0,
         },
-        platform: crate::check::platform(&opts.out_dir, &lock),
+        platform: crate::pipeline::freshness::platform(&opts.out_dir, &lock),
         warning_list: Vec::new(),
         batch: None,
         dry_run: None,
@@ -544,9 +547,12 @@ fn render_files<'a>(
         config_hash: cfg.hash(&opts.loaded.base_dir),
         prompt_versions: prompt_versions(backends),
         models: lock_models(backends),
-        embed: Some(crate::manifest::serve_embed(&opts.loaded, &opts.out_dir)),
+        embed: Some(crate::pipeline::manifest::serve_embed(
+            &opts.loaded,
+            &opts.out_dir,
+        )),
         skills_dir: opts.layout().skills_dir.map(|d| {
-            crate::manifest::relative_path(&opts.out_dir, &d)
+            crate::pipeline::manifest::relative_path(&opts.out_dir, &d)
                 .to_string_lossy()
                 .replace('\\', "/")
         }),

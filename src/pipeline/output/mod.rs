@@ -11,7 +11,7 @@ use std::fs;
 use std::path::Path;
 
 use crate::error::BuildError;
-use crate::manifest::Lock;
+use crate::pipeline::manifest::Lock;
 pub use content::{Content, FileRefs, Files};
 pub use layout::{Layout, SKILLS, skill_names, split_skill};
 pub use swap::recover;

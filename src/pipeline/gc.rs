@@ -5,15 +5,18 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use super::cache::{CacheError, Key, Memo};
-use super::exec::Slots;
+use crate::db::cache::{CacheError, Key, Memo};
+use crate::db::exec::Slots;
 
 /// Deletes unreachable entries; returns how many went.
 pub fn collect(memo: &Memo) -> Result<u64, CacheError> {
     let mut live: HashSet<Key> = HashSet::new();
     for name in memo.record_names("slots:")? {
         let out = &name["slots:".len()..];
-        if !Path::new(out).join(crate::output::LOCK_FILE).is_file() {
+        if !Path::new(out)
+            .join(crate::pipeline::output::LOCK_FILE)
+            .is_file()
+        {
             memo.delete_record(&name)?;
             memo.delete_record(&format!("tree:{out}"))?;
             continue;

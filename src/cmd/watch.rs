@@ -9,10 +9,11 @@ use notify_debouncer_full::notify::event::ModifyKind;
 use notify_debouncer_full::notify::{EventKind, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, new_debouncer};
 
-use crate::build::{BuildOptions, build_with};
-use crate::cli::{Target, WatchArgs};
-use crate::db::graph::Graph;
+use crate::cmd::cli::{Target, WatchArgs};
 use crate::error::Error;
+use crate::ingest::graph::Graph;
+use crate::paths::abs;
+use crate::pipeline::build::{BuildOptions, build_with};
 use crate::progress::Progress;
 
 enum Msg {
@@ -46,10 +47,6 @@ pub fn is_ignored(path: &Path, out: &Path, cache: &Path) -> bool {
         || name.starts_with(".#")
         || (name.starts_with('#') && name.ends_with('#'))
         || name == "4913"
-}
-
-fn abs(p: &Path) -> PathBuf {
-    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
 /// What to watch for one target: corpus paths (recursive) and the config file's folder.
@@ -172,7 +169,7 @@ pub fn watch_cmd(args: &WatchArgs, progress: &Progress) -> Result<u8, Error> {
         run_build(&target, progress, &mut graph);
     }
     progress.status("Stopped", "watching");
-    Ok(crate::EXIT_OK)
+    Ok(crate::cmd::EXIT_OK)
 }
 
 /// Creations, removals, renames and writes; not reads (a build reads every source, and

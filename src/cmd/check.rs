@@ -1,0 +1,51 @@
+//! `c2s check`: is the output fresh? Answers from `c2s.lock` alone.
+
+use serde::Serialize;
+
+use crate::cmd::cli::CheckArgs;
+use crate::cmd::{EXIT_OK, EXIT_STALE};
+use crate::error::Error;
+
+pub fn check_cmd(args: &CheckArgs) -> Result<u8, Error> {
+    let target = args.target.resolve()?;
+    let st = crate::pipeline::freshness::staleness(
+        &target.loaded,
+        &target.out_dir,
+        &target.display_base,
+    )?;
+    let out = crate::paths::display(&target.out_dir, &target.display_base);
+    let fix = args.target.build_command();
+    let platform = crate::pipeline::freshness::read_lock(&target.out_dir)?
+        .map(|lock| crate::pipeline::freshness::platform(&target.out_dir, &lock));
+    if args.json {
+        #[derive(Serialize)]
+        struct Json<'a> {
+            fresh: bool,
+            output: &'a str,
+            #[serde(flatten)]
+            findings: &'a crate::pipeline::freshness::Staleness,
+            fix: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            platform: Option<&'a crate::pipeline::limits::PlatformReport>,
+        }
+        let fresh = st.is_fresh();
+        let j = Json {
+            fresh,
+            output: &out,
+            findings: &st,
+            fix: (!fresh).then_some(fix.as_str()),
+            platform: platform.as_ref(),
+        };
+        println!("{}", serde_json::to_string(&j)?);
+    } else {
+        if st.is_fresh() {
+            print!("{}", crate::pipeline::freshness::render(&st, &out, &fix));
+        } else {
+            eprint!("{}", crate::pipeline::freshness::render(&st, &out, &fix));
+        }
+        for w in platform.iter().flat_map(|p| &p.warnings) {
+            eprintln!("warning: {w}");
+        }
+    }
+    Ok(if st.is_fresh() { EXIT_OK } else { EXIT_STALE })
+}

@@ -1,0 +1,64 @@
+//! `c2s clean`: remove the output (only a c2s output) and, with `--cache`, the memo.
+
+use std::path::Path;
+
+use super::memo_path;
+use crate::cmd::EXIT_OK;
+use crate::cmd::cli::CleanArgs;
+use crate::error::Error;
+use crate::progress::Progress;
+
+pub fn clean_cmd(args: &CleanArgs, progress: &Progress) -> Result<u8, Error> {
+    let target = args.target.resolve()?;
+    remove_output(&target.out_dir, progress)?;
+    if args.cache {
+        let path = memo_path(&args.target)?;
+        let mut removed = false;
+        for suffix in ["", "-wal", "-shm"] {
+            let p = std::path::PathBuf::from(format!("{}{suffix}", path.display()));
+            if p.exists() {
+                std::fs::remove_file(&p).map_err(|source| Error::Io {
+                    context: "cannot remove",
+                    path: p.clone(),
+                    source,
+                })?;
+                removed = true;
+            }
+        }
+        let what = if removed { "Removed" } else { "Clean" };
+        progress.status(what, &format!("cache {}", path.display()));
+    }
+    Ok(EXIT_OK)
+}
+
+fn remove_output(out: &Path, progress: &Progress) -> Result<(), Error> {
+    if !out.exists() {
+        progress.status("Clean", &format!("nothing to remove at {}", out.display()));
+        return Ok(());
+    }
+    crate::pipeline::output::check_replaceable(out)?;
+    // Skill folders written into a shared skills folder go too: only those the lock lists.
+    if let Some(lock) = crate::pipeline::freshness::read_lock(out)? {
+        let layout = crate::pipeline::output::Layout::of_lock(out, &lock);
+        if let Some(dir) = &layout.skills_dir {
+            for name in crate::pipeline::output::skill_names(lock.outputs.keys()) {
+                let folder = dir.join(&name);
+                if folder.is_dir() {
+                    std::fs::remove_dir_all(&folder).map_err(|source| Error::Io {
+                        context: "cannot remove",
+                        path: folder.clone(),
+                        source,
+                    })?;
+                    progress.status("Removed", &folder.display().to_string());
+                }
+            }
+        }
+    }
+    std::fs::remove_dir_all(out).map_err(|source| Error::Io {
+        context: "cannot remove",
+        path: out.to_path_buf(),
+        source,
+    })?;
+    progress.status("Removed", &out.display().to_string());
+    Ok(())
+}

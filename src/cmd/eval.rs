@@ -1,0 +1,92 @@
+//! `c2s eval`: build a benchmark set's tree and score every method on its queries.
+
+use std::path::Path;
+
+use super::nav_params;
+use crate::cmd::EXIT_OK;
+use crate::error::Error;
+use crate::progress::Progress;
+
+pub fn eval_cmd(args: &crate::cmd::cli::EvalArgs, progress: &Progress) -> Result<u8, Error> {
+    let cwd = std::env::current_dir().map_err(|source| Error::Io {
+        context: "cannot read",
+        path: ".".into(),
+        source,
+    })?;
+    let mut loaded = match &args.config {
+        Some(f) => {
+            let file = cwd.join(f);
+            crate::config::Loaded {
+                config: crate::config::Config::load(&file)?,
+                base_dir: file
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| cwd.clone()),
+                path: Some(file),
+            }
+        }
+        None => crate::config::Loaded {
+            config: crate::config::Config::default(),
+            base_dir: cwd.clone(),
+            path: None,
+        },
+    };
+    loaded.config.apply_sets(&args.set)?;
+    let data = cwd.join(&args.data);
+    for f in ["corpus.jsonl", "queries.jsonl"] {
+        if !data.join(f).is_file() {
+            return Err(Error::Build(crate::error::BuildError::MissingSource {
+                path: data.join(f),
+            }));
+        }
+    }
+    let name = data
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "data".into());
+    let out_dir = match &args.out {
+        Some(o) => cwd.join(o),
+        None => loaded
+            .resolve(&loaded.config.cache.path)
+            .with_file_name("eval")
+            .join(&name),
+    };
+    let methods: Vec<String> = if args.methods.is_empty() {
+        crate::eval::METHODS.iter().map(|m| m.to_string()).collect()
+    } else {
+        args.methods.clone()
+    };
+    if let Some(bad) = methods
+        .iter()
+        .find(|m| !crate::eval::ALL_METHODS.contains(&m.as_str()))
+    {
+        return Err(Error::Config(crate::error::ConfigError::Invalid {
+            field: "--methods".into(),
+            message: format!(
+                "unknown method `{bad}`; choose from {}",
+                crate::eval::ALL_METHODS.join(", ")
+            ),
+        }));
+    }
+    let backends = crate::pipeline::build::Backends::from_config(&loaded)?;
+    let opts = crate::eval::EvalOptions {
+        data,
+        loaded,
+        out_dir,
+        display_base: cwd,
+        limit: args.limit,
+        methods,
+        nav: nav_params(&args.nav, false),
+    };
+    let report = crate::eval::run(&opts, &backends, progress)?;
+    print!("{}", crate::eval::render_table(&report));
+    if let Some(path) = &args.json {
+        let bytes = serde_json::to_vec_pretty(&report)?;
+        std::fs::write(path, bytes).map_err(|source| Error::Io {
+            context: "cannot write",
+            path: path.clone(),
+            source,
+        })?;
+    }
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,70 @@
+//! The command layer: one file per command (`build`, `check`, `clean`, `cache`, `eval`,
+//! `watch`, `serve` for `ask` and `mcp`), the CLI grammar (`cli`), dispatch and exit codes.
+
+pub mod build;
+pub mod cache;
+pub mod check;
+pub mod clean;
+pub mod cli;
+pub mod eval;
+pub mod serve;
+pub mod watch;
+
+use std::process::ExitCode;
+
+use crate::error::Error;
+use crate::progress::Progress;
+use cli::{Cli, Command, TargetArgs};
+
+/// Exit code: success (for `check`: the output is fresh).
+pub const EXIT_OK: u8 = 0;
+/// Exit code: `check` found stale output.
+pub const EXIT_STALE: u8 = 1;
+/// Exit code: an error (bad config, no documents, IO failure).
+pub const EXIT_ERROR: u8 = 2;
+
+/// Runs one CLI invocation and returns the process exit code.
+pub fn run(cli: Cli) -> ExitCode {
+    let progress = Progress::new(cli.quiet);
+    let result = match &cli.command {
+        Command::Build(args) => build::build_cmd(args, &progress),
+        Command::Check(args) => check::check_cmd(args),
+        Command::Watch(args) => watch::watch_cmd(args, &progress),
+        Command::Clean(args) => clean::clean_cmd(args, &progress),
+        Command::Cache { action } => cache::cache_cmd(action, &progress),
+        Command::Ask(args) => serve::ask_cmd(args, &progress),
+        Command::Mcp(args) => serve::mcp_cmd(args),
+        Command::Eval(args) => eval::eval_cmd(args, &progress),
+        Command::Publish(args) => crate::publish::publish_cmd(args, &progress),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(exit_code(&e))
+        }
+    }
+}
+
+pub(crate) fn memo_path(target: &TargetArgs) -> Result<std::path::PathBuf, Error> {
+    let t = target.resolve()?;
+    Ok(t.loaded.resolve(&t.loaded.config.cache.path))
+}
+
+/// Maps an error to the exit code for it.
+pub fn exit_code(_e: &Error) -> u8 {
+    EXIT_ERROR
+}
+
+pub(crate) fn nav_params(
+    nav: &crate::cmd::cli::NavArgs,
+    fallback: bool,
+) -> crate::serve::navigator::NavParams {
+    crate::serve::navigator::NavParams {
+        beam: nav.beam.max(1),
+        k: nav.k.max(1),
+        fallback,
+        fetch: 3,
+        row_weight: nav.row_weight.max(0.0),
+    }
+}
