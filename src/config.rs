@@ -4,9 +4,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::ConfigError;
-
 mod backends;
+mod error;
+pub use error::ConfigError;
 
 pub use backends::*;
 
@@ -25,6 +25,10 @@ pub struct Config {
     pub agent: AgentConfig,
     pub publish: PublishConfig,
 }
+
+/// Bytes of one skill upload to the Claude Skills API (all files together): the default of
+/// `publish.max_skill_bytes` and the limit `check` and `build` report against.
+pub const MAX_SKILL_BYTES: u64 = 8 * 1024 * 1024;
 
 /// `[publish]`: where `c2s publish` uploads the top-level skills.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -57,7 +61,7 @@ impl Default for PublishConfig {
             api_key_env: "ANTHROPIC_API_KEY".into(),
             base_url: None,
             display_prefix: String::new(),
-            max_skill_bytes: crate::pipeline::limits::MAX_SKILL_BYTES,
+            max_skill_bytes: MAX_SKILL_BYTES,
             limits: Limits {
                 concurrency: 1,
                 ..Limits::default()

@@ -1,26 +1,10 @@
-//! Error types for every layer, with user-facing messages that name the file and the fix.
+//! `BuildError`: what stops a build, in ingest, the stages, the memo and the pipeline, with
+//! user-facing messages that name the file and the fix. Each other layer has its own error type
+//! (`config::ConfigError`, `serve::ServeError`, `publish::PublishError`, `cmd::Error`, …).
 
 use std::path::PathBuf;
 
-/// Errors in reading or validating configuration.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    #[error("cannot read config {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("invalid config {path}: {message}")]
-    Parse { path: PathBuf, message: String },
-    #[error(
-        "no c2s.toml in {dir}\n  help: create one (see README.md, \"Configuration\"), pass --config FILE, or build a folder directly: `c2s build PATH --out DIR`"
-    )]
-    NotFound { dir: PathBuf },
-    #[error("invalid --set {arg:?}: {message}\n  help: use --set key=value, e.g. --set tree.p=8")]
-    Set { arg: String, message: String },
-    #[error("invalid config value `{field}`: {message}")]
-    Invalid { field: String, message: String },
-}
+use crate::config::ConfigError;
 
 /// Errors that stop a build.
 #[derive(Debug, thiserror::Error)]
@@ -74,8 +58,6 @@ pub enum BuildError {
         "LLM requests wait for a batch\n  help: run `c2s build` again to collect the batches and go on"
     )]
     Pending,
-    #[error(transparent)]
-    Batch(#[from] crate::llm::batch::BatchError),
     #[error(
         "another c2s build is writing {path} (lock {lock})\n  help: wait for it to finish, or remove the lock file if no c2s process is running"
     )]
@@ -90,78 +72,4 @@ impl BuildError {
             source,
         }
     }
-}
-
-/// Errors in opening a compiled output for serving (`ask`, `mcp`, `eval`).
-#[derive(Debug, thiserror::Error)]
-pub enum ServeError {
-    #[error(
-        "{path} is not a compiled c2s output: {why}\n  help: run `c2s build` first, or pass --out DIR naming the folder that holds c2s.lock"
-    )]
-    NotOutput { path: PathBuf, why: String },
-    #[error(
-        "{path}: {message}\n  help: rebuild the output with `c2s build` (the file was edited, or written by another c2s version)"
-    )]
-    Corrupt { path: PathBuf, message: String },
-    #[error("{context} {path}: {source}")]
-    Io {
-        context: &'static str,
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("cannot embed the question the way {out} was built: {message}\n  help: {help}")]
-    Embedder {
-        out: PathBuf,
-        message: String,
-        help: String,
-    },
-}
-
-/// Errors of `c2s publish`.
-#[derive(Debug, thiserror::Error)]
-pub enum PublishError {
-    #[error(transparent)]
-    Http(#[from] crate::http::HttpError),
-    #[error(transparent)]
-    Serve(#[from] ServeError),
-    #[error(
-        "{path}: {message}\n  help: fix or delete it; a publish without it adopts remote skills whose titles match"
-    )]
-    Manifest { path: PathBuf, message: String },
-    #[error("the Skills API answered unexpectedly: {0}")]
-    Answer(String),
-    #[error(
-        "skill {skill} is {bytes} bytes in {files} files, over the Skills API's limit of {limit} bytes per skill; nothing was sent\n  help: raise tree.K (more, smaller top-level skills) and build again"
-    )]
-    TooLarge {
-        skill: String,
-        bytes: u64,
-        files: usize,
-        limit: u64,
-    },
-    #[error(
-        "{out} differs from what the last build wrote ({what}); nothing was sent\n  help: run `c2s build` (or `c2s check` to see why) and publish again"
-    )]
-    Stale { out: PathBuf, what: String },
-}
-
-/// Top-level error of a c2s command.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    #[error(transparent)]
-    Build(#[from] BuildError),
-    #[error(transparent)]
-    Serve(#[from] ServeError),
-    #[error(transparent)]
-    Publish(#[from] PublishError),
-    #[error("{context} {path}: {source}")]
-    Io {
-        context: &'static str,
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("cannot write JSON to stdout: {0}")]
-    Json(#[from] serde_json::Error),
 }

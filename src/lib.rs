@@ -18,6 +18,7 @@ pub mod diag;
 pub mod embed;
 pub mod error;
 pub mod eval;
+pub mod format;
 pub mod http;
 pub mod ingest;
 pub mod kmeans;

@@ -4,10 +4,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::cmd::EXIT_OK;
+use crate::cmd::Error;
 use crate::cmd::cli::BuildArgs;
+use crate::cmd::{EXIT_ERROR, EXIT_OK};
 use crate::db::exec::Miss;
-use crate::error::Error;
 use crate::pipeline::build::{BuildOptions, BuildReport, TreeMode, build};
 use crate::progress::Progress;
 
@@ -30,8 +30,8 @@ pub fn build_cmd(args: &BuildArgs, progress: &Progress) -> Result<u8, Error> {
     if args.batch {
         target.loaded.config.llm.mode = crate::config::LlmMode::Batch;
         target.loaded.config.validate().map_err(|e| match e {
-            crate::error::ConfigError::Invalid { message, .. } => {
-                crate::error::ConfigError::Invalid {
+            crate::config::ConfigError::Invalid { message, .. } => {
+                crate::config::ConfigError::Invalid {
                     field: "--batch".into(),
                     message,
                 }
@@ -106,6 +106,7 @@ fn batched_build_cmd(
         export: args.batch_export.clone(),
         import: args.batch_import.clone(),
         rerun,
+        on_wait: stop_waiting_on_ctrl_c,
     };
     match crate::pipeline::batched::build_batched(opts, &run, progress)? {
         crate::pipeline::batched::Outcome::Built(report) => {
@@ -318,4 +319,16 @@ fn render_dry_run(r: &BuildReport, e: &Estimate, explain: bool) -> String {
         }
     }
     s
+}
+
+/// Ctrl-C while waiting: the batches keep running at the provider and are on record in the memo,
+/// so say how to collect them and stop (exit 2).
+fn stop_waiting_on_ctrl_c(rerun: &str) {
+    let rerun = rerun.to_string();
+    let _ = ctrlc::set_handler(move || {
+        eprintln!(
+            "\nstopped waiting: the batches keep running at the provider and are on record in the cache\n  help: run `{rerun}` to collect them (nothing is submitted twice)"
+        );
+        std::process::exit(EXIT_ERROR as i32);
+    });
 }

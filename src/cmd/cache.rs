@@ -6,9 +6,9 @@ use serde::Serialize;
 
 use super::memo_path;
 use crate::cmd::EXIT_OK;
+use crate::cmd::Error;
 use crate::cmd::cli::CacheAction;
 use crate::db::cache::Memo;
-use crate::error::Error;
 use crate::progress::Progress;
 
 pub fn cache_cmd(action: &CacheAction, progress: &Progress) -> Result<u8, Error> {

@@ -2,9 +2,9 @@
 
 use serde::Serialize;
 
+use crate::cmd::Error;
 use crate::cmd::cli::CheckArgs;
 use crate::cmd::{EXIT_OK, EXIT_STALE};
-use crate::error::Error;
 
 pub fn check_cmd(args: &CheckArgs) -> Result<u8, Error> {
     let target = args.target.resolve()?;
@@ -26,7 +26,7 @@ pub fn check_cmd(args: &CheckArgs) -> Result<u8, Error> {
             findings: &'a crate::pipeline::freshness::Staleness,
             fix: Option<&'a str>,
             #[serde(skip_serializing_if = "Option::is_none")]
-            platform: Option<&'a crate::pipeline::limits::PlatformReport>,
+            platform: Option<&'a crate::format::limits::PlatformReport>,
         }
         let fresh = st.is_fresh();
         let j = Json {

@@ -4,8 +4,8 @@ use std::path::Path;
 
 use super::memo_path;
 use crate::cmd::EXIT_OK;
+use crate::cmd::Error;
 use crate::cmd::cli::CleanArgs;
-use crate::error::Error;
 use crate::progress::Progress;
 
 pub fn clean_cmd(args: &CleanArgs, progress: &Progress) -> Result<u8, Error> {
@@ -39,9 +39,9 @@ fn remove_output(out: &Path, progress: &Progress) -> Result<(), Error> {
     crate::pipeline::output::check_replaceable(out)?;
     // Skill folders written into a shared skills folder go too: only those the lock lists.
     if let Some(lock) = crate::pipeline::freshness::read_lock(out)? {
-        let layout = crate::pipeline::output::Layout::of_lock(out, &lock);
+        let layout = crate::format::Layout::of_lock(out, &lock);
         if let Some(dir) = &layout.skills_dir {
-            for name in crate::pipeline::output::skill_names(lock.outputs.keys()) {
+            for name in crate::format::skill_names(lock.outputs.keys()) {
                 let folder = dir.join(&name);
                 if folder.is_dir() {
                     std::fs::remove_dir_all(&folder).map_err(|source| Error::Io {

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::config::ConfigError;
 use crate::config::{Config, Loaded};
-use crate::error::ConfigError;
 
 /// Compile a folder of documents into a navigable tree of agent skills.
 #[derive(Debug, Parser)]

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use super::nav_params;
 use crate::cmd::EXIT_OK;
-use crate::error::Error;
+use crate::cmd::Error;
 use crate::progress::Progress;
 
 pub fn eval_cmd(args: &crate::cmd::cli::EvalArgs, progress: &Progress) -> Result<u8, Error> {
@@ -60,7 +60,7 @@ pub fn eval_cmd(args: &crate::cmd::cli::EvalArgs, progress: &Progress) -> Result
         .iter()
         .find(|m| !crate::eval::ALL_METHODS.contains(&m.as_str()))
     {
-        return Err(Error::Config(crate::error::ConfigError::Invalid {
+        return Err(Error::Config(crate::config::ConfigError::Invalid {
             field: "--methods".into(),
             message: format!(
                 "unknown method `{bad}`; choose from {}",

@@ -6,15 +6,17 @@ pub mod cache;
 pub mod check;
 pub mod clean;
 pub mod cli;
+pub mod error;
 pub mod eval;
+pub mod publish;
 pub mod serve;
 pub mod watch;
 
 use std::process::ExitCode;
 
-use crate::error::Error;
 use crate::progress::Progress;
 use cli::{Cli, Command, TargetArgs};
+pub use error::Error;
 
 /// Exit code: success (for `check`: the output is fresh).
 pub const EXIT_OK: u8 = 0;
@@ -35,7 +37,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Ask(args) => serve::ask_cmd(args, &progress),
         Command::Mcp(args) => serve::mcp_cmd(args),
         Command::Eval(args) => eval::eval_cmd(args, &progress),
-        Command::Publish(args) => crate::publish::publish_cmd(args, &progress),
+        Command::Publish(args) => publish::publish_cmd(args, &progress),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -52,8 +54,8 @@ pub(crate) fn memo_path(target: &TargetArgs) -> Result<std::path::PathBuf, Error
 }
 
 /// Maps an error to the exit code for it.
-pub fn exit_code(_e: &Error) -> u8 {
-    EXIT_ERROR
+pub fn exit_code(e: &Error) -> u8 {
+    e.exit_code()
 }
 
 pub(crate) fn nav_params(

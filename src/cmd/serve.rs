@@ -4,11 +4,14 @@
 use std::path::{Path, PathBuf};
 
 use crate::cmd::EXIT_OK;
+use crate::cmd::Error;
 use crate::cmd::cli::{AskArgs, McpArgs, TargetArgs};
+use crate::config::ConfigError;
 use crate::config::{Config, LlmBackendKind, Loaded};
-use crate::error::{BuildError, ConfigError, Error, ServeError};
-use crate::pipeline::output::LOCK_FILE;
+use crate::error::BuildError;
+use crate::format::LOCK_FILE;
 use crate::progress::Progress;
+use crate::serve::ServeError;
 use crate::serve::agent::Agent;
 use crate::serve::compiled::{Compiled, read_lock};
 

@@ -9,8 +9,8 @@ use notify_debouncer_full::notify::event::ModifyKind;
 use notify_debouncer_full::notify::{EventKind, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, new_debouncer};
 
+use crate::cmd::Error;
 use crate::cmd::cli::{Target, WatchArgs};
-use crate::error::Error;
 use crate::ingest::graph::Graph;
 use crate::paths::abs;
 use crate::pipeline::build::{BuildOptions, build_with};

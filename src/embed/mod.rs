@@ -1,4 +1,5 @@
-//! Embedders behind one trait. The offline `hashed` backend lives here; neural backends plug into the same trait.
+//! Embedders behind one trait: the offline `hashed` backend, ONNX Runtime (`onnx`) and an
+//! OpenAI-compatible endpoint (`openai`); `open` builds the one a config describes.
 
 mod hashed;
 mod onnx;
@@ -7,6 +8,10 @@ mod openai;
 pub use hashed::Hashed;
 pub use onnx::Onnx;
 pub use openai::OpenAiEmbed;
+
+use std::path::{Path, PathBuf};
+
+use crate::config::{EmbedBackendKind, EmbedConfig};
 
 /// Why an embedder failed.
 #[derive(Debug, thiserror::Error)]
@@ -61,4 +66,56 @@ impl Embedder for Standin {
     fn device(&self) -> String {
         "dry run (hashed stand-in)".into()
     }
+}
+
+/// The embedder `e` describes; relative model paths are resolved against `base`.
+pub fn open(e: &EmbedConfig, base: &Path) -> Result<Box<dyn Embedder>, EmbedError> {
+    let resolve = |p: &Path| {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            base.join(p)
+        }
+    };
+    Ok(match e.backend {
+        EmbedBackendKind::Hashed => Box::new(Hashed {
+            dims: e.dims.unwrap_or(256),
+        }),
+        EmbedBackendKind::Onnx => {
+            let library = e
+                .onnx
+                .library
+                .as_deref()
+                .map(resolve)
+                .or_else(|| find_ort(base));
+            Box::new(Onnx::new(
+                &e.onnx,
+                &resolve(&e.onnx.model_dir),
+                library,
+                e.dims,
+            )?)
+        }
+        EmbedBackendKind::Openai => Box::new(OpenAiEmbed::new(&e.openai, e.dims)?),
+    })
+}
+
+/// ONNX Runtime fetched by `scripts/fetch-models.sh` into `models/` beside the config, when
+/// neither `embed.onnx.library` nor `ORT_DYLIB_PATH` names one.
+pub fn find_ort(base: &Path) -> Option<PathBuf> {
+    if std::env::var_os("ORT_DYLIB_PATH").is_some() {
+        return None;
+    }
+    let mut found: Vec<PathBuf> = std::fs::read_dir(base.join("models"))
+        .ok()?
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("onnxruntime-"))
+        .flat_map(|e| std::fs::read_dir(e.path()).into_iter().flatten().flatten())
+        .map(|f| f.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("libonnxruntime.so."))
+        })
+        .collect();
+    found.sort();
+    found.pop()
 }

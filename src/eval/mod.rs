@@ -121,12 +121,21 @@ fn load_queries(path: &Path, limit: Option<usize>) -> Result<Vec<Query>, BuildEr
     Ok(out)
 }
 
+/// Why an evaluation stopped: its build, or opening the built output.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    #[error(transparent)]
+    Serve(#[from] crate::serve::ServeError),
+}
+
 /// Runs the evaluation.
 pub fn run(
     opts: &EvalOptions,
     backends: &Backends,
     progress: &Progress,
-) -> Result<Report, crate::error::Error> {
+) -> Result<Report, EvalError> {
     let embedder = backends.embedder.as_ref();
     let corpus = opts.data.join("corpus.jsonl");
     let queries = load_queries(&opts.data.join("queries.jsonl"), opts.limit)?;

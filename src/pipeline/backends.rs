@@ -1,9 +1,9 @@
 //! The configured backends of a build: the LLM, the embedder and (opened on first use) the
 //! K-Means device; `--dry-run` swaps in stand-ins that keep their identities.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::config::{EmbedBackendKind, EmbedConfig, LlmBackendKind, Loaded};
+use crate::config::{EmbedBackendKind, LlmBackendKind, Loaded};
 use crate::embed::{Embedder, Hashed};
 use crate::error::BuildError;
 use crate::kmeans::{CpuKmeans, KmeansBackend};
@@ -42,7 +42,7 @@ impl Backends {
         };
         Ok(Backends {
             llm,
-            embedder: open_embedder(&c.embed, &loaded.base_dir)
+            embedder: crate::embed::open(&c.embed, &loaded.base_dir)
                 .map_err(|e| BuildError::Embed(e.to_string()))?,
             kmeans: std::sync::OnceLock::new(),
             kmeans_device: c.kmeans.device,
@@ -80,59 +80,27 @@ impl Backends {
     }
 }
 
-/// The embedder `e` describes; relative model paths are resolved against `base`.
-pub fn open_embedder(
-    e: &EmbedConfig,
-    base: &Path,
-) -> Result<Box<dyn Embedder>, crate::embed::EmbedError> {
-    let resolve = |p: &Path| {
-        if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            base.join(p)
-        }
-    };
-    Ok(match e.backend {
-        EmbedBackendKind::Hashed => Box::new(Hashed {
-            dims: e.dims.unwrap_or(256),
-        }),
-        EmbedBackendKind::Onnx => {
-            let library = e
-                .onnx
-                .library
-                .as_deref()
-                .map(resolve)
-                .or_else(|| find_ort(base));
-            Box::new(crate::embed::Onnx::new(
-                &e.onnx,
-                &resolve(&e.onnx.model_dir),
-                library,
-                e.dims,
-            )?)
-        }
-        EmbedBackendKind::Openai => Box::new(crate::embed::OpenAiEmbed::new(&e.openai, e.dims)?),
-    })
-}
-
-/// ONNX Runtime fetched by `scripts/fetch-models.sh` into `models/` beside the config, when
-/// neither `embed.onnx.library` nor `ORT_DYLIB_PATH` names one.
-pub fn find_ort(base: &Path) -> Option<PathBuf> {
-    if std::env::var_os("ORT_DYLIB_PATH").is_some() {
-        return None;
+/// The build's embedder settings, with model paths relative to the output folder (so the lock
+/// is the same in every clone of a repository that holds both).
+pub fn serve_embed(loaded: &Loaded, out: &Path) -> crate::format::lock::LockEmbed {
+    let e = &loaded.config.embed;
+    let onnx = (e.backend == EmbedBackendKind::Onnx).then(|| {
+        let mut o = e.onnx.clone();
+        o.model_dir = crate::format::lock::relative_path(out, &loaded.resolve(&o.model_dir));
+        o.library = o
+            .library
+            .as_ref()
+            .map(|l| loaded.resolve(l))
+            .or_else(|| crate::embed::find_ort(&loaded.base_dir))
+            .map(|l| crate::format::lock::relative_path(out, &l));
+        o
+    });
+    crate::format::lock::LockEmbed {
+        backend: e.backend,
+        dims: e.dims,
+        onnx,
+        openai: (e.backend == EmbedBackendKind::Openai).then(|| e.openai.clone()),
     }
-    let mut found: Vec<PathBuf> = std::fs::read_dir(base.join("models"))
-        .ok()?
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("onnxruntime-"))
-        .flat_map(|e| std::fs::read_dir(e.path()).into_iter().flatten().flatten())
-        .map(|f| f.path())
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("libonnxruntime.so."))
-        })
-        .collect();
-    found.sort();
-    found.pop()
 }
 
 /// `kmeans.device`: `auto` takes a real GPU adapter only; `gpu` also takes a CPU-emulated one

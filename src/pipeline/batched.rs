@@ -13,8 +13,17 @@ use crate::pipeline::backends::Backends;
 use crate::pipeline::build::{BuildOptions, BuildReport, build_using};
 use crate::progress::Progress;
 
+/// Why a batched build stopped: a build round, or the batches.
+#[derive(Debug, thiserror::Error)]
+pub enum BatchedError {
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    #[error(transparent)]
+    Batch(#[from] crate::llm::batch::BatchError),
+}
+
 /// The batch flags of one `c2s build`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct BatchRun {
     /// Submit and return instead of waiting.
     pub no_wait: bool,
@@ -26,6 +35,9 @@ pub struct BatchRun {
     pub import: Vec<PathBuf>,
     /// The command that reruns this build (for "run this next").
     pub rerun: String,
+    /// Called before each wait for the provider, with `rerun` (the command layer installs its
+    /// Ctrl-C message there).
+    pub on_wait: fn(&str),
 }
 
 /// How a batched build ended.
@@ -51,7 +63,7 @@ pub fn build_batched(
     opts: &BuildOptions,
     run: &BatchRun,
     progress: &Progress,
-) -> Result<Outcome, BuildError> {
+) -> Result<Outcome, BatchedError> {
     let memo_path = opts.loaded.resolve(&opts.loaded.config.cache.path);
     let flags = BatchFlags {
         finish_interactive: run.finish_interactive,
@@ -80,7 +92,7 @@ pub fn build_batched(
                 return Ok(Outcome::Built(Box::new(report)));
             }
             Err(BuildError::Pending) => {}
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         }
         if let Some(dir) = &run.export {
             return exported(&batcher, dir, run);
@@ -88,10 +100,12 @@ pub fn build_batched(
         batcher.submit(progress)?;
         let outstanding = batcher.outstanding()?.len();
         if outstanding == 0 {
-            return Err(BuildError::Batch(crate::llm::batch::BatchError::Provider {
-                what: "the batched build".into(),
-                message: "requests wait for a batch, but none is outstanding".into(),
-            }));
+            return Err(BatchedError::Batch(
+                crate::llm::batch::BatchError::Provider {
+                    what: "the batched build".into(),
+                    message: "requests wait for a batch, but none is outstanding".into(),
+                },
+            ));
         }
         if run.no_wait {
             let mut batch = batcher.summary();
@@ -106,7 +120,7 @@ pub fn build_batched(
                 batch,
             }));
         }
-        stop_waiting_on_ctrl_c(&run.rerun);
+        (run.on_wait)(&run.rerun);
         batcher.wait(progress)?;
     }
 }
@@ -116,10 +130,10 @@ fn exported(
     batcher: &Batcher,
     dir: &std::path::Path,
     run: &BatchRun,
-) -> Result<Outcome, BuildError> {
+) -> Result<Outcome, BatchedError> {
     let files = batcher.export(dir)?;
     if files.is_empty() {
-        return Err(BuildError::Batch(crate::llm::batch::BatchError::Provider {
+        return Err(BatchedError::Batch(crate::llm::batch::BatchError::Provider {
             what: "--batch-export".into(),
             message: "requests wait for batches submitted to the provider; collect them with `c2s build` first".into(),
         }));
@@ -141,16 +155,4 @@ fn exported(
         ),
         batch,
     }))
-}
-
-/// Ctrl-C while waiting: the batches keep running at the provider and are on record in the memo,
-/// so say how to collect them and stop (exit 2).
-fn stop_waiting_on_ctrl_c(rerun: &str) {
-    let rerun = rerun.to_string();
-    let _ = ctrlc::set_handler(move || {
-        eprintln!(
-            "\nstopped waiting: the batches keep running at the provider and are on record in the cache\n  help: run `{rerun}` to collect them (nothing is submitted twice)"
-        );
-        std::process::exit(crate::cmd::EXIT_ERROR as i32);
-    });
 }

@@ -12,13 +12,14 @@ use crate::db::cache::Memo;
 use crate::db::exec::{Executor, Miss, Slots, StageCount};
 use crate::diag::{Diagnostics, Warning};
 use crate::error::BuildError;
+use crate::format::limits::{self, PlatformReport};
+use crate::format::lock::{Lock, short_hash};
+use crate::format::{Files, LOCK_FILE, Layout};
 use crate::ingest::graph::Graph;
 use crate::ingest::{self, Document, IngestOptions};
 use crate::llm::Card;
 use crate::matrix::Matrix;
-use crate::pipeline::limits::{self, PlatformReport};
-use crate::pipeline::manifest::{Lock, short_hash};
-use crate::pipeline::output::{BuildLock, Files, LOCK_FILE, Layout, WriteStats, write_output};
+use crate::pipeline::output::{BuildLock, WriteStats, write_output};
 use crate::pipeline::records::{read_record, record_name, save_records};
 use crate::progress::Progress;
 use crate::stage::hierarchy::{HierarchyInput, build_tree};
@@ -547,12 +548,12 @@ fn render_files<'a>(
         config_hash: cfg.hash(&opts.loaded.base_dir),
         prompt_versions: prompt_versions(backends),
         models: lock_models(backends),
-        embed: Some(crate::pipeline::manifest::serve_embed(
+        embed: Some(crate::pipeline::backends::serve_embed(
             &opts.loaded,
             &opts.out_dir,
         )),
         skills_dir: opts.layout().skills_dir.map(|d| {
-            crate::pipeline::manifest::relative_path(&opts.out_dir, &d)
+            crate::format::lock::relative_path(&opts.out_dir, &d)
                 .to_string_lossy()
                 .replace('\\', "/")
         }),
@@ -569,8 +570,8 @@ fn render_files<'a>(
     files.insert(LOCK_FILE.into(), lock.to_json().into_bytes().into());
     drop(lock);
     // The publish manifest belongs to `c2s publish`: a build keeps it as it is.
-    if let Some(m) = crate::publish::carried_manifest(&opts.out_dir) {
-        files.insert(crate::publish::state::PUBLISH_FILE.into(), m.into());
+    if let Ok(m) = std::fs::read(opts.out_dir.join(crate::format::PUBLISH_FILE)) {
+        files.insert(crate::format::PUBLISH_FILE.into(), m.into());
     }
     (files, platform, navigation_files)
 }

@@ -8,9 +8,9 @@ use serde::Serialize;
 
 use crate::config::Loaded;
 use crate::error::BuildError;
+use crate::format::lock::{Lock, file_hash};
+use crate::format::{LOCK_FILE, Layout, skill_names};
 use crate::ingest::{IngestOptions, scan_sources};
-use crate::pipeline::manifest::{Lock, file_hash};
-use crate::pipeline::output::{LOCK_FILE, Layout, skill_names};
 
 /// Everything that makes the output stale.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
@@ -87,7 +87,7 @@ pub fn staleness(
     let on_disk: BTreeSet<String> = layout
         .files_on_disk(&skill_names(lock.outputs.keys()))?
         .into_iter()
-        .filter(|f| f != LOCK_FILE && f != crate::publish::state::PUBLISH_FILE)
+        .filter(|f| f != LOCK_FILE && f != crate::format::PUBLISH_FILE)
         .collect();
     for (path, hash) in &lock.outputs {
         match std::fs::read(layout.path(path)) {
@@ -165,7 +165,7 @@ pub fn render(st: &Staleness, out: &str, fix: &str) -> String {
 }
 
 /// The platform limits report of a built output, from its files on disk.
-pub fn platform(out: &Path, lock: &Lock) -> crate::pipeline::limits::PlatformReport {
+pub fn platform(out: &Path, lock: &Lock) -> crate::format::limits::PlatformReport {
     let layout = Layout::of_lock(out, lock);
     let sizes: Vec<(&str, u64)> = lock
         .outputs
@@ -175,5 +175,5 @@ pub fn platform(out: &Path, lock: &Lock) -> crate::pipeline::limits::PlatformRep
             (k.as_str(), len)
         })
         .collect();
-    crate::pipeline::limits::measure(sizes)
+    crate::format::limits::measure(sizes)
 }

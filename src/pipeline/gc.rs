@@ -13,10 +13,7 @@ pub fn collect(memo: &Memo) -> Result<u64, CacheError> {
     let mut live: HashSet<Key> = HashSet::new();
     for name in memo.record_names("slots:")? {
         let out = &name["slots:".len()..];
-        if !Path::new(out)
-            .join(crate::pipeline::output::LOCK_FILE)
-            .is_file()
-        {
+        if !Path::new(out).join(crate::format::LOCK_FILE).is_file() {
             memo.delete_record(&name)?;
             memo.delete_record(&format!("tree:{out}"))?;
             continue;

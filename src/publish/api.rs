@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use crate::config::PublishConfig;
-use crate::error::PublishError;
 use crate::http::{Body, Client, Request};
+use crate::publish::PublishError;
 
 /// The beta the Skills API requires.
 pub const SKILLS_BETA: &str = "skills-2025-10-02";

@@ -3,6 +3,8 @@
 //! records ids, versions and content hashes in `c2s-publish.json` after every change, so a
 //! publish is incremental, survives a fresh clone, and resumes after a kill.
 
+mod error;
+pub use error::PublishError;
 pub mod api;
 pub mod state;
 
@@ -11,13 +13,10 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::cmd::EXIT_OK;
-use crate::cmd::cli::PublishArgs;
 use crate::config::PublishConfig;
-use crate::error::{Error, PublishError};
-use crate::pipeline::limits::MAX_SKILLS_PER_REQUEST;
-use crate::pipeline::manifest::{Lock, file_hash};
-use crate::pipeline::output::{Layout, split_skill};
+use crate::format::limits::MAX_SKILLS_PER_REQUEST;
+use crate::format::lock::{Lock, file_hash};
+use crate::format::{Layout, split_skill};
 use crate::progress::Progress;
 use api::{SkillsApi, UploadFile};
 use state::{Manifest, Published, folder_hash};
@@ -72,10 +71,8 @@ pub fn plan(layout: &Layout, lock: &Lock, manifest: &Manifest, prune: bool) -> V
         let bytes = files
             .iter()
             .map(|(p, _)| {
-                std::fs::metadata(
-                    layout.path(&format!("{}/{name}/{p}", crate::pipeline::output::SKILLS)),
-                )
-                .map_or(0, |m| m.len())
+                std::fs::metadata(layout.path(&format!("{}/{name}/{p}", crate::format::SKILLS)))
+                    .map_or(0, |m| m.len())
             })
             .sum();
         let action = match manifest.skills.get(&name) {
@@ -113,7 +110,7 @@ pub fn plan(layout: &Layout, lock: &Lock, manifest: &Manifest, prune: bool) -> V
 
 /// Reads a folder's files for upload, each checked against the lock.
 fn read_folder(layout: &Layout, lock: &Lock, name: &str) -> Result<Vec<UploadFile>, PublishError> {
-    let prefix = format!("{}/{name}/", crate::pipeline::output::SKILLS);
+    let prefix = format!("{}/{name}/", crate::format::SKILLS);
     let mut files = Vec::new();
     for (path, hash) in lock.outputs.range(prefix.clone()..) {
         let Some(rest) = path.strip_prefix(&prefix) else {
@@ -164,14 +161,20 @@ fn container_snippet(manifest: &Manifest) -> String {
         .expect("snippet serializes")
 }
 
-pub fn publish_cmd(args: &PublishArgs, progress: &Progress) -> Result<u8, Error> {
-    let target = crate::cmd::serve::serve_target(&args.target)?;
-    let cfg = &target.loaded.config.publish;
-    let lock = crate::serve::compiled::read_lock(&target.out)?;
-    let layout = Layout::of_lock(&target.out, &lock);
+/// Publishes the output `out` with the `[publish]` settings `cfg` (or, with `dry_run`, lists
+/// what it would do); prints the `container.skills` snippet.
+pub fn publish(
+    out: &Path,
+    cfg: &PublishConfig,
+    prune: bool,
+    dry_run: bool,
+    progress: &Progress,
+) -> Result<(), PublishError> {
+    let lock = crate::serve::compiled::read_lock(out)?;
+    let layout = Layout::of_lock(out, &lock);
     let base = api::base_url(cfg);
-    let mut manifest = Manifest::load(&target.out, &base)?;
-    let steps = plan(&layout, &lock, &manifest, args.prune);
+    let mut manifest = Manifest::load(out, &base)?;
+    let steps = plan(&layout, &lock, &manifest, prune);
     for s in &steps {
         if s.bytes > cfg.max_skill_bytes {
             return Err(PublishError::TooLarge {
@@ -179,8 +182,7 @@ pub fn publish_cmd(args: &PublishArgs, progress: &Progress) -> Result<u8, Error>
                 bytes: s.bytes,
                 files: s.files,
                 limit: cfg.max_skill_bytes,
-            }
-            .into());
+            });
         }
     }
     let live = steps
@@ -192,12 +194,12 @@ pub fn publish_cmd(args: &PublishArgs, progress: &Progress) -> Result<u8, Error>
             "{live} top-level skills: one Claude API request loads at most {MAX_SKILLS_PER_REQUEST} (lower tree.K to fit them in one)"
         ));
     }
-    if args.dry_run {
+    if dry_run {
         println!("dry run for {base}: nothing was sent");
         for s in &steps {
             println!("  {}", describe(s, &cfg.display_prefix));
         }
-        return Ok(EXIT_OK);
+        return Ok(());
     }
     let sends = steps
         .iter()
@@ -218,7 +220,7 @@ pub fn publish_cmd(args: &PublishArgs, progress: &Progress) -> Result<u8, Error>
         progress.status("Kept", &describe(s, &cfg.display_prefix));
     }
     println!("{}", container_snippet(&manifest));
-    Ok(EXIT_OK)
+    Ok(())
 }
 
 /// Sends the steps, saving the manifest after each remote change.
@@ -282,9 +284,4 @@ fn execute(
         manifest.save(out)?;
     }
     Ok(())
-}
-
-/// The publish manifest of `out`, when there is one: builds carry it over (it is not theirs).
-pub fn carried_manifest(out: &Path) -> Option<Vec<u8>> {
-    std::fs::read(Manifest::path(out)).ok()
 }

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::PublishError;
+use crate::publish::PublishError;
 
 /// The manifest's file name in the output folder.
-pub const PUBLISH_FILE: &str = "c2s-publish.json";
+pub use crate::format::PUBLISH_FILE;
 
 /// One published skill folder.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

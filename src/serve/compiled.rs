@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 
 use crate::config::{EmbedBackendKind, EmbedConfig, Loaded};
 use crate::embed::Embedder;
-use crate::error::ServeError;
+use crate::format::LOCK_FILE;
+use crate::format::lock::Lock;
 use crate::ingest::Document;
 use crate::llm::{Card, Tags};
-use crate::pipeline::manifest::Lock;
-use crate::pipeline::output::LOCK_FILE;
+use crate::serve::ServeError;
 use crate::stage::embed::DocVectors;
 use crate::stage::render::{
     SERVE_TREE, SERVE_VECTORS, ServeTree, decode_vectors, doc_entries_json,
@@ -43,7 +43,7 @@ impl Compiled {
                 message: format!("cannot read it: {e}"),
                 path: path.clone(),
             })?;
-            if lock.outputs.get(name) != Some(&crate::pipeline::manifest::file_hash(&bytes)) {
+            if lock.outputs.get(name) != Some(&crate::format::lock::file_hash(&bytes)) {
                 return Err(ServeError::Corrupt {
                     path,
                     message: "it differs from what the build wrote (see c2s.lock)".into(),
@@ -127,7 +127,7 @@ impl Compiled {
         }
         let mut last = String::new();
         for (cfg, base) in tries {
-            match crate::pipeline::backends::open_embedder(&cfg, &base) {
+            match crate::embed::open(&cfg, &base) {
                 Ok(emb) if emb.model_id() == built => return Ok(emb),
                 Ok(emb) => {
                     last = format!(

@@ -1,6 +1,8 @@
 //! Serving a compiled tree: the offline navigator (beam search over the skill tree), the LLM
 //! agent with its sandboxed tools, and the MCP server.
 
+mod error;
+pub use error::ServeError;
 pub mod agent;
 pub mod compiled;
 pub mod mcp;

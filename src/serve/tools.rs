@@ -91,11 +91,11 @@ impl Tools {
             serde_json::from_slice(&raw).map_err(|e| ToolError(format!("documents.json: {e}")))?;
         let mut mounts = vec![(String::new(), root.clone())];
         if let Ok(lock) = super::compiled::read_lock(&root) {
-            let layout = crate::pipeline::output::Layout::of_lock(&root, &lock);
+            let layout = crate::format::Layout::of_lock(&root, &lock);
             if let Some(dir) = &layout.skills_dir {
-                for name in crate::pipeline::output::skill_names(lock.outputs.keys()) {
+                for name in crate::format::skill_names(lock.outputs.keys()) {
                     if let Ok(real) = dir.join(&name).canonicalize() {
-                        mounts.push((format!("{}/{name}", crate::pipeline::output::SKILLS), real));
+                        mounts.push((format!("{}/{name}", crate::format::SKILLS), real));
                     }
                 }
             }
@@ -125,17 +125,14 @@ impl Tools {
         let mut out: Vec<(String, PathBuf)> = if self.mounts.len() > 1 {
             self.mounts[1..].to_vec()
         } else {
-            let skills = self.mounts[0].1.join(crate::pipeline::output::SKILLS);
+            let skills = self.mounts[0].1.join(crate::format::SKILLS);
             let mut v: Vec<(String, PathBuf)> = std::fs::read_dir(&skills)
                 .map(|rd| {
                     rd.flatten()
                         .filter(|e| e.path().is_dir())
                         .map(|e| {
                             let name = e.file_name().to_string_lossy().into_owned();
-                            (
-                                format!("{}/{name}", crate::pipeline::output::SKILLS),
-                                e.path(),
-                            )
+                            (format!("{}/{name}", crate::format::SKILLS), e.path())
                         })
                         .collect()
                 })
@@ -207,7 +204,7 @@ impl Tools {
                 _ => return refuse("not a plain relative path"),
             }
         }
-        if self.shared_skills() && parts == [crate::pipeline::output::SKILLS] {
+        if self.shared_skills() && parts == [crate::format::SKILLS] {
             return Ok(Place::SkillsFolder);
         }
         let (prefix, base) = self
@@ -279,7 +276,7 @@ impl Tools {
             })
             .collect();
         if self.shared_skills() && dir == self.mounts[0].1 {
-            entries.push(format!("{}/", crate::pipeline::output::SKILLS));
+            entries.push(format!("{}/", crate::format::SKILLS));
             entries.dedup();
         }
         entries.sort();

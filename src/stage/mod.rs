@@ -1,4 +1,7 @@
-//! The compile stages, in data-flow order: card, embed, cluster, summarize, label, repartition, enrich, render.
+//! The compile stages, in data-flow order: `card`, `chunk` + `embed`, then per level (`hierarchy`)
+//! `cluster` → `summarize` (summaries, labels via the LLM, tags) → `label` (slug names) →
+//! `repartition`; `incremental` updates a previous tree in place; `enrich` and `render` finish.
+//! `fallback` is what an LLM stage does with unusable answers.
 
 pub mod card;
 pub mod chunk;

@@ -2,8 +2,6 @@
 //! hard-linked, so their mtimes survive) and swapped in; an interrupted build leaves the old output.
 //! With a shared skills folder each skill folder is swapped the same way.
 
-mod content;
-pub mod layout;
 mod swap;
 
 use std::collections::BTreeMap;
@@ -11,14 +9,12 @@ use std::fs;
 use std::path::Path;
 
 use crate::error::BuildError;
-use crate::pipeline::manifest::Lock;
-pub use content::{Content, FileRefs, Files};
-pub use layout::{Layout, SKILLS, skill_names, split_skill};
+use crate::format::lock::Lock;
+use crate::format::{
+    Content, FileRefs, Files, LOCK_FILE, Layout, list_files, skill_names, split_skill,
+};
 pub use swap::recover;
 use swap::sibling;
-
-/// The manifest's file name; its presence marks a folder as a c2s output.
-pub const LOCK_FILE: &str = "c2s.lock";
 
 /// What the writer did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -81,34 +77,6 @@ pub fn check_replaceable(out: &Path) -> Result<(), BuildError> {
             path: out.to_path_buf(),
         })
     }
-}
-
-/// Lists every file below `dir` as relative `/`-separated paths.
-pub fn list_files(dir: &Path) -> Result<Vec<String>, BuildError> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in fs::read_dir(&d).map_err(|e| BuildError::io("cannot read", &d, e))? {
-            let entry = entry.map_err(|e| BuildError::io("cannot read", &d, e))?;
-            let p = entry.path();
-            if entry
-                .file_type()
-                .map_err(|e| BuildError::io("cannot read", &p, e))?
-                .is_dir()
-            {
-                stack.push(p);
-            } else {
-                let rel = p
-                    .strip_prefix(dir)
-                    .unwrap_or(&p)
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                out.push(rel);
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
 }
 
 /// Writes `files` (output paths → bytes) as the complete content of the output, atomically per

@@ -8,9 +8,9 @@ mod nav;
 
 use std::collections::BTreeMap;
 
+use crate::format::{Content, Files};
 use crate::ingest::Document;
 use crate::llm::Card;
-use crate::pipeline::output::{Content, Files};
 use crate::stage::embed::DocVectors;
 use crate::stage::enrich::EntityEntry;
 use crate::stage::label::{sibling_slugs, strip_common_words};

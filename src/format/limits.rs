@@ -5,12 +5,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::pipeline::output::split_skill;
+use crate::format::split_skill;
 
 /// Skills one Claude API request may load (`container.skills`).
 pub const MAX_SKILLS_PER_REQUEST: usize = 8;
-/// Bytes of one skill upload to the Claude Skills API (all files together).
-pub const MAX_SKILL_BYTES: u64 = 8 * 1024 * 1024;
+pub use crate::config::MAX_SKILL_BYTES;
 
 /// One top-level skill folder.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -5,10 +5,10 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::error::BuildError;
-use crate::pipeline::manifest::Lock;
+use std::fs;
 
-use super::list_files;
+use crate::error::BuildError;
+use crate::format::lock::Lock;
 
 /// The folder that holds the top-level skills inside an output.
 pub const SKILLS: &str = "skills";
@@ -27,7 +27,7 @@ impl Layout {
     pub fn new(out: &Path, skills_dir: Option<PathBuf>) -> Layout {
         Layout {
             out: out.to_path_buf(),
-            skills_dir: skills_dir.map(|d| crate::pipeline::manifest::normalize_path(&d)),
+            skills_dir: skills_dir.map(|d| crate::format::lock::normalize_path(&d)),
         }
     }
 
@@ -89,6 +89,34 @@ pub fn skill_names<'a>(paths: impl IntoIterator<Item = &'a String>) -> BTreeSet<
         .into_iter()
         .filter_map(|p| split_skill(p).map(|(n, _)| n.to_string()))
         .collect()
+}
+
+/// Lists every file below `dir` as relative `/`-separated paths.
+pub fn list_files(dir: &Path) -> Result<Vec<String>, BuildError> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).map_err(|e| BuildError::io("cannot read", &d, e))? {
+            let entry = entry.map_err(|e| BuildError::io("cannot read", &d, e))?;
+            let p = entry.path();
+            if entry
+                .file_type()
+                .map_err(|e| BuildError::io("cannot read", &p, e))?
+                .is_dir()
+            {
+                stack.push(p);
+            } else {
+                let rel = p
+                    .strip_prefix(dir)
+                    .unwrap_or(&p)
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                out.push(rel);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{EmbedBackendKind, EmbedConfig, Loaded, OnnxConfig, OpenAiEmbedConfig};
+use crate::config::{EmbedBackendKind, EmbedConfig, OnnxConfig, OpenAiEmbedConfig};
 
 /// The contents of `c2s.lock`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -82,29 +82,6 @@ impl LockEmbed {
             openai: self.openai.clone().unwrap_or(d.openai),
             ..d
         }
-    }
-}
-
-/// The build's embedder settings, with model paths relative to the output folder (so the lock
-/// is the same in every clone of a repository that holds both).
-pub fn serve_embed(loaded: &Loaded, out: &Path) -> LockEmbed {
-    let e = &loaded.config.embed;
-    let onnx = (e.backend == EmbedBackendKind::Onnx).then(|| {
-        let mut o = e.onnx.clone();
-        o.model_dir = relative_path(out, &loaded.resolve(&o.model_dir));
-        o.library = o
-            .library
-            .as_ref()
-            .map(|l| loaded.resolve(l))
-            .or_else(|| crate::pipeline::backends::find_ort(&loaded.base_dir))
-            .map(|l| relative_path(out, &l));
-        o
-    });
-    LockEmbed {
-        backend: e.backend,
-        dims: e.dims,
-        onnx,
-        openai: (e.backend == EmbedBackendKind::Openai).then(|| e.openai.clone()),
     }
 }
 

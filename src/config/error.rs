@@ -1,0 +1,23 @@
+//! `ConfigError`: reading, parsing and validating `c2s.toml` and `--set`.
+
+use std::path::PathBuf;
+
+/// Errors in reading or validating configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("invalid config {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error(
+        "no c2s.toml in {dir}\n  help: create one (see README.md, \"Configuration\"), pass --config FILE, or build a folder directly: `c2s build PATH --out DIR`"
+    )]
+    NotFound { dir: PathBuf },
+    #[error("invalid --set {arg:?}: {message}\n  help: use --set key=value, e.g. --set tree.p=8")]
+    Set { arg: String, message: String },
+    #[error("invalid config value `{field}`: {message}")]
+    Invalid { field: String, message: String },
+}

@@ -1,0 +1,33 @@
+//! `PublishError`: what stops `c2s publish`.
+
+use std::path::PathBuf;
+
+use crate::serve::ServeError;
+
+/// Errors of `c2s publish`.
+#[derive(Debug, thiserror::Error)]
+pub enum PublishError {
+    #[error(transparent)]
+    Http(#[from] crate::http::HttpError),
+    #[error(transparent)]
+    Serve(#[from] ServeError),
+    #[error(
+        "{path}: {message}\n  help: fix or delete it; a publish without it adopts remote skills whose titles match"
+    )]
+    Manifest { path: PathBuf, message: String },
+    #[error("the Skills API answered unexpectedly: {0}")]
+    Answer(String),
+    #[error(
+        "skill {skill} is {bytes} bytes in {files} files, over the Skills API's limit of {limit} bytes per skill; nothing was sent\n  help: raise tree.K (more, smaller top-level skills) and build again"
+    )]
+    TooLarge {
+        skill: String,
+        bytes: u64,
+        files: usize,
+        limit: u64,
+    },
+    #[error(
+        "{out} differs from what the last build wrote ({what}); nothing was sent\n  help: run `c2s build` (or `c2s check` to see why) and publish again"
+    )]
+    Stale { out: PathBuf, what: String },
+}

@@ -1,0 +1,28 @@
+//! `ServeError`: opening a compiled output for `ask`, `mcp` and `eval`.
+
+use std::path::PathBuf;
+
+/// Errors in opening a compiled output for serving (`ask`, `mcp`, `eval`).
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(
+        "{path} is not a compiled c2s output: {why}\n  help: run `c2s build` first, or pass --out DIR naming the folder that holds c2s.lock"
+    )]
+    NotOutput { path: PathBuf, why: String },
+    #[error(
+        "{path}: {message}\n  help: rebuild the output with `c2s build` (the file was edited, or written by another c2s version)"
+    )]
+    Corrupt { path: PathBuf, message: String },
+    #[error("{context} {path}: {source}")]
+    Io {
+        context: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot embed the question the way {out} was built: {message}\n  help: {help}")]
+    Embedder {
+        out: PathBuf,
+        message: String,
+        help: String,
+    },
+}
