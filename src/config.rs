@@ -233,6 +233,27 @@ pub struct Loaded {
 }
 
 impl Loaded {
+    /// Reads and validates a config file; its paths resolve against the file's folder.
+    pub fn from_file(file: &Path) -> Result<Loaded, ConfigError> {
+        Ok(Loaded {
+            config: Config::load(file)?,
+            base_dir: file
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| PathBuf::from(".")),
+            path: Some(file.to_path_buf()),
+        })
+    }
+
+    /// The default configuration, with paths resolving against `dir`.
+    pub fn defaults(dir: PathBuf) -> Loaded {
+        Loaded {
+            config: Config::default(),
+            base_dir: dir,
+            path: None,
+        }
+    }
+
     /// Resolves a configured path against the config's folder.
     pub fn resolve(&self, p: &Path) -> PathBuf {
         if p.is_absolute() {

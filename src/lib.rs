@@ -19,6 +19,7 @@ pub mod embed;
 pub mod error;
 pub mod eval;
 pub mod format;
+pub mod hash;
 pub mod http;
 pub mod ingest;
 pub mod kmeans;

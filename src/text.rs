@@ -288,6 +288,14 @@ fn is_emphasis(chars: &[char], i: usize) -> bool {
     before || after
 }
 
+/// The text up to and including its first `. ` (a summary's first sentence), or all of it.
+pub fn first_sentence(s: &str) -> &str {
+    match s.find(". ") {
+        Some(i) => &s[..=i],
+        None => s,
+    }
+}
+
 /// Splits plain text into sentences: at `.`/`!`/`?` before a space or a capital, and at blank lines.
 pub fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();

@@ -40,11 +40,9 @@ pub fn build_cmd(args: &BuildArgs, progress: &Progress) -> Result<u8, Error> {
         })?;
     }
     let opts = BuildOptions {
-        loaded: target.loaded,
-        out_dir: target.out_dir,
-        display_base: target.display_base,
         full: args.full,
         dry_run: args.dry_run,
+        ..BuildOptions::new(target.loaded, target.out_dir, target.display_base)
     };
     if !args.dry_run && batched(args, &opts) {
         return batched_build_cmd(args, &opts, progress);

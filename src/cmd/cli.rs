@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::ConfigError;
-use crate::config::{Config, Loaded};
+use crate::config::Loaded;
 
 /// Compile a folder of documents into a navigable tree of agent skills.
 #[derive(Debug, Parser)]
@@ -258,18 +258,14 @@ impl TargetArgs {
             source,
         })?;
         let mut loaded = match (&self.config, &self.path) {
-            (Some(file), _) => load(&cwd.join(file))?,
-            (None, Some(_)) => Loaded {
-                config: Config::default(),
-                base_dir: cwd.clone(),
-                path: None,
-            },
+            (Some(file), _) => Loaded::from_file(&cwd.join(file))?,
+            (None, Some(_)) => Loaded::defaults(cwd.clone()),
             (None, None) => {
                 let file = cwd.join("c2s.toml");
                 if !file.is_file() {
                     return Err(ConfigError::NotFound { dir: cwd });
                 }
-                load(&file)?
+                Loaded::from_file(&file)?
             }
         };
         if let Some(p) = &self.path {
@@ -289,17 +285,4 @@ impl TargetArgs {
             display_base: cwd,
         })
     }
-}
-
-fn load(file: &std::path::Path) -> Result<Loaded, ConfigError> {
-    let config = Config::load(file)?;
-    let base_dir = file
-        .parent()
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("."));
-    Ok(Loaded {
-        config,
-        base_dir,
-        path: Some(file.to_path_buf()),
-    })
 }

@@ -1,7 +1,5 @@
 //! `c2s eval`: build a benchmark set's tree and score every method on its queries.
 
-use std::path::Path;
-
 use super::nav_params;
 use crate::cmd::EXIT_OK;
 use crate::cmd::Error;
@@ -14,22 +12,8 @@ pub fn eval_cmd(args: &crate::cmd::cli::EvalArgs, progress: &Progress) -> Result
         source,
     })?;
     let mut loaded = match &args.config {
-        Some(f) => {
-            let file = cwd.join(f);
-            crate::config::Loaded {
-                config: crate::config::Config::load(&file)?,
-                base_dir: file
-                    .parent()
-                    .map(Path::to_path_buf)
-                    .unwrap_or_else(|| cwd.clone()),
-                path: Some(file),
-            }
-        }
-        None => crate::config::Loaded {
-            config: crate::config::Config::default(),
-            base_dir: cwd.clone(),
-            path: None,
-        },
+        Some(f) => crate::config::Loaded::from_file(&cwd.join(f))?,
+        None => crate::config::Loaded::defaults(cwd.clone()),
     };
     loaded.config.apply_sets(&args.set)?;
     let data = cwd.join(&args.data);

@@ -65,13 +65,11 @@ fn watch_list(target: &Target) -> Vec<(PathBuf, RecursiveMode)> {
 }
 
 fn run_build(target: &Target, progress: &Progress, graph: &mut Graph) {
-    let opts = BuildOptions {
-        loaded: target.loaded.clone(),
-        out_dir: target.out_dir.clone(),
-        display_base: target.display_base.clone(),
-        full: false,
-        dry_run: false,
-    };
+    let opts = BuildOptions::new(
+        target.loaded.clone(),
+        target.out_dir.clone(),
+        target.display_base.clone(),
+    );
     match build_with(&opts, progress, graph) {
         Ok(r) => progress.status(
             "Built",

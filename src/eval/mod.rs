@@ -141,13 +141,7 @@ pub fn run(
     let queries = load_queries(&opts.data.join("queries.jsonl"), opts.limit)?;
     let mut loaded = opts.loaded.clone();
     loaded.config.corpus.paths = vec![corpus];
-    let bo = BuildOptions {
-        loaded,
-        out_dir: opts.out_dir.clone(),
-        display_base: opts.display_base.clone(),
-        full: false,
-        dry_run: false,
-    };
+    let bo = BuildOptions::new(loaded, opts.out_dir.clone(), opts.display_base.clone());
     build_using(&bo, progress, backends)?;
     // What is evaluated is what the build shipped: the output, opened as `c2s ask` opens it.
     let a = Compiled::open(&opts.out_dir)?;

@@ -44,13 +44,10 @@ fn is_zero(n: &usize) -> bool {
 
 /// A short content hash for the manifest.
 pub fn file_hash(bytes: &[u8]) -> String {
-    short_hash(&blake3::hash(bytes))
+    crate::hash::content_hash(bytes)
 }
 
-/// How the manifest writes a blake3 hash: its first 32 hex digits.
-pub fn short_hash(h: &blake3::Hash) -> String {
-    h.to_hex()[..32].to_string()
-}
+pub use crate::hash::short_hash;
 
 impl Lock {
     /// Renders the lock as pretty JSON with a trailing newline.

@@ -227,7 +227,7 @@ impl Content {
     /// The hash recorded in the manifest: of the bytes, or of the reason they were not read.
     fn hash(&self) -> String {
         match self {
-            Content::Bytes(b) => blake3::hash(b).to_hex()[..32].to_string(),
+            Content::Bytes(b) => crate::hash::content_hash(b),
             Content::TooLarge(n) => format!("oversize:{n}"),
             Content::Unreadable(_) => "unreadable".to_string(),
         }
@@ -390,5 +390,5 @@ fn content_hash(rec: &RawRecord) -> String {
     }
     h.update(b"\x1f");
     h.update(rec.text.as_bytes());
-    h.finalize().to_hex()[..32].to_string()
+    crate::hash::short_hash(&h.finalize())
 }

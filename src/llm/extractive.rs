@@ -37,7 +37,7 @@ impl Llm for Extractive {
             .unwrap_or_else(|| "Untitled".to_string());
         let one_line_text = match input.description {
             Some(d) => clip_words(&one_line(d), 25),
-            None => first_sentence(&plain, &title),
+            None => card_sentence(&plain, &title),
         };
         let phrases = doc_phrases(&format!("{title}.\n{head}"), 4);
         Ok(Card {
@@ -181,7 +181,7 @@ fn first_heading(text: &str) -> Option<String> {
 /// The first sentence with some substance that is not just the title, at most 25 words.
 /// The document's first sentence that reads as prose: not the title, not a link, an author list
 /// or a line of metadata (`DOI:…`, `License:…`), so that a paper's card says what it is about.
-fn first_sentence(plain: &str, title: &str) -> String {
+fn card_sentence(plain: &str, title: &str) -> String {
     let title_norm = title.to_lowercase();
     let all = sentences(plain);
     let not_title = |s: &String| {

@@ -1,5 +1,6 @@
 //! The two chat protocols: OpenAI-compatible `/chat/completions` and Anthropic's `/v1/messages`.
-//! Builds request bodies (sending only the optional fields the user set) and reads answers.
+//! Builds request bodies (sending only the optional fields the user set) and reads replies:
+//! the one parser per protocol for stage answers, batch results and the agent's tool calls.
 
 use std::collections::BTreeMap;
 
@@ -103,8 +104,19 @@ pub fn usage(kind: LlmBackendKind, v: &Value) -> (u64, u64) {
     }
 }
 
-/// Reads the answer text and usage; `Err` says what is missing.
-pub fn answer(kind: LlmBackendKind, v: &Value) -> Result<ChatAnswer, String> {
+/// One reply of either API: its text, tool calls `(id, name, arguments)` and usage, and the
+/// assistant message to send back in the API's own shape (the agent loop appends it).
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub text: String,
+    pub calls: Vec<(String, String, Value)>,
+    pub message: Value,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// Text, tool calls and usage of one reply.
+pub fn reply(kind: LlmBackendKind, v: &Value) -> Result<Reply, String> {
     let (input_tokens, output_tokens) = usage(kind, v);
     match kind {
         LlmBackendKind::Anthropic => {
@@ -112,29 +124,89 @@ pub fn answer(kind: LlmBackendKind, v: &Value) -> Result<ChatAnswer, String> {
                 .get("content")
                 .and_then(Value::as_array)
                 .ok_or("the answer has no `content` list")?;
-            let text: String = blocks
-                .iter()
-                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-                .filter_map(|b| b.get("text").and_then(Value::as_str))
-                .collect();
-            Ok(ChatAnswer {
+            let mut text = String::new();
+            let mut calls = Vec::new();
+            for b in blocks {
+                match b["type"].as_str() {
+                    Some("text") => text.push_str(b["text"].as_str().unwrap_or("")),
+                    Some("tool_use") => calls.push((
+                        b["id"].as_str().unwrap_or("").to_string(),
+                        b["name"].as_str().unwrap_or("").to_string(),
+                        b["input"].clone(),
+                    )),
+                    _ => {}
+                }
+            }
+            Ok(Reply {
                 text,
+                calls,
+                message: json!({"role": "assistant", "content": blocks}),
                 input_tokens,
                 output_tokens,
             })
         }
         _ => {
-            let text = v
-                .pointer("/choices/0/message/content")
-                .and_then(Value::as_str)
-                .ok_or("the answer has no choices[0].message.content")?;
-            Ok(ChatAnswer {
-                text: text.to_string(),
+            let m = v
+                .pointer("/choices/0/message")
+                .ok_or("the answer has no choices[0].message")?;
+            let text = m["content"].as_str().unwrap_or("").to_string();
+            let calls: Vec<(String, String, Value)> = m["tool_calls"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|c| {
+                    let raw = c
+                        .pointer("/function/arguments")
+                        .cloned()
+                        .unwrap_or(Value::Null);
+                    let args = match raw {
+                        Value::String(s) => serde_json::from_str(&s).unwrap_or(json!({})),
+                        other => other,
+                    };
+                    (
+                        c["id"].as_str().unwrap_or("").to_string(),
+                        c.pointer("/function/name")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string(),
+                        args,
+                    )
+                })
+                .collect();
+            let mut message = json!({"role": "assistant", "content": text});
+            if let Some(tc) = m
+                .get("tool_calls")
+                .filter(|t| t.as_array().is_some_and(|a| !a.is_empty()))
+            {
+                message["tool_calls"] = tc.clone();
+            }
+            Ok(Reply {
+                text,
+                calls,
+                message,
                 input_tokens,
                 output_tokens,
             })
         }
     }
+}
+
+/// Reads the answer text and usage (the reply of a stage call, which has no tool calls); `Err`
+/// says what is missing.
+pub fn answer(kind: LlmBackendKind, v: &Value) -> Result<ChatAnswer, String> {
+    if kind != LlmBackendKind::Anthropic
+        && v.pointer("/choices/0/message/content")
+            .and_then(Value::as_str)
+            .is_none()
+    {
+        return Err("the answer has no choices[0].message.content".into());
+    }
+    let r = reply(kind, v)?;
+    Ok(ChatAnswer {
+        text: r.text,
+        input_tokens: r.input_tokens,
+        output_tokens: r.output_tokens,
+    })
 }
 
 #[cfg(test)]

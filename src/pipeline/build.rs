@@ -90,6 +90,18 @@ pub struct BuildReport {
 }
 
 impl BuildOptions {
+    /// A build of `loaded` into `out_dir` (paths in messages relative to `display_base`):
+    /// incremental, and for real; set `full` or `dry_run` to change that.
+    pub fn new(loaded: Loaded, out_dir: PathBuf, display_base: PathBuf) -> BuildOptions {
+        BuildOptions {
+            loaded,
+            out_dir,
+            display_base,
+            full: false,
+            dry_run: false,
+        }
+    }
+
     /// Where the output's files go (the skills folder resolved against the config's folder).
     pub fn layout(&self) -> Layout {
         let skills = self.loaded.config.output.skills_dir.as_ref();

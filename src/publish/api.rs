@@ -10,7 +10,7 @@ use crate::publish::PublishError;
 
 /// The beta the Skills API requires.
 pub const SKILLS_BETA: &str = "skills-2025-10-02";
-const ANTHROPIC_VERSION: &str = "2023-06-01";
+use crate::llm::wire::ANTHROPIC_VERSION;
 
 /// One file of an upload: its path (`<skill folder>/<path inside>`) and bytes.
 pub type UploadFile = (String, Vec<u8>);
@@ -156,7 +156,7 @@ pub fn multipart<'a>(display_title: Option<&str>, files: &[UploadFile]) -> Body<
         h.update(name.as_bytes());
         h.update(bytes);
     }
-    let boundary = format!("c2s-{}", &h.finalize().to_hex()[..32]);
+    let boundary = format!("c2s-{}", crate::hash::short_hash(&h.finalize()));
     let mut body: Vec<u8> = Vec::new();
     if let Some(t) = display_title {
         body.extend_from_slice(

@@ -85,5 +85,5 @@ pub fn folder_hash<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> S
         h.update(hash.as_bytes());
         h.update(b"\n");
     }
-    h.finalize().to_hex()[..32].to_string()
+    crate::hash::short_hash(&h.finalize())
 }

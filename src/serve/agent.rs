@@ -74,16 +74,6 @@ pub struct Agent {
     skills: Vec<(String, String)>,
 }
 
-/// A model reply reduced to what the loop needs.
-struct Reply {
-    text: String,
-    calls: Vec<(String, String, Value)>,
-    /// The assistant message to append, in the API's own shape.
-    message: Value,
-    input_tokens: u64,
-    output_tokens: u64,
-}
-
 impl Agent {
     /// Opens the output and the configured model (`[llm]`, with `[llm.stages.agent]` overrides).
     pub fn new(cfg: &LlmConfig, out: &Path, max_turns: usize) -> Result<Agent, String> {
@@ -251,7 +241,7 @@ impl Agent {
         b
     }
 
-    fn call(&self, messages: &[Value]) -> Result<Reply, String> {
+    fn call(&self, messages: &[Value]) -> Result<wire::Reply, String> {
         let body = self.body(messages);
         let headers = wire::headers(self.kind, self.client.key());
         let est = (body.to_string().len() / 4) as u64 + self.settings.max_output_tokens as u64;
@@ -259,7 +249,7 @@ impl Agent {
             .client
             .post_json(&self.url, &headers, &body, est)
             .map_err(|e| e.to_string())?;
-        parse_reply(self.kind, &a.body).map_err(|m| format!("{}: {m}", self.url))
+        wire::reply(self.kind, &a.body).map_err(|m| format!("{}: {m}", self.url))
     }
 
     fn push_results(&self, messages: &mut Vec<Value>, results: Vec<(String, String, bool)>) {
@@ -291,82 +281,6 @@ fn entry(turn: usize, kind: &str) -> TraceEntry {
         text: None,
         input_tokens: 0,
         output_tokens: 0,
-    }
-}
-
-/// Text, tool calls and usage of one reply.
-fn parse_reply(kind: LlmBackendKind, v: &Value) -> Result<Reply, String> {
-    let (input_tokens, output_tokens) = wire::usage(kind, v);
-    match kind {
-        LlmBackendKind::Anthropic => {
-            let blocks = v
-                .get("content")
-                .and_then(Value::as_array)
-                .ok_or("the answer has no `content` list")?;
-            let mut text = String::new();
-            let mut calls = Vec::new();
-            for b in blocks {
-                match b["type"].as_str() {
-                    Some("text") => text.push_str(b["text"].as_str().unwrap_or("")),
-                    Some("tool_use") => calls.push((
-                        b["id"].as_str().unwrap_or("").to_string(),
-                        b["name"].as_str().unwrap_or("").to_string(),
-                        b["input"].clone(),
-                    )),
-                    _ => {}
-                }
-            }
-            Ok(Reply {
-                text,
-                calls,
-                message: json!({"role": "assistant", "content": blocks}),
-                input_tokens,
-                output_tokens,
-            })
-        }
-        _ => {
-            let m = v
-                .pointer("/choices/0/message")
-                .ok_or("the answer has no choices[0].message")?;
-            let text = m["content"].as_str().unwrap_or("").to_string();
-            let calls: Vec<(String, String, Value)> = m["tool_calls"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|c| {
-                    let raw = c
-                        .pointer("/function/arguments")
-                        .cloned()
-                        .unwrap_or(Value::Null);
-                    let args = match raw {
-                        Value::String(s) => serde_json::from_str(&s).unwrap_or(json!({})),
-                        other => other,
-                    };
-                    (
-                        c["id"].as_str().unwrap_or("").to_string(),
-                        c.pointer("/function/name")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_string(),
-                        args,
-                    )
-                })
-                .collect();
-            let mut message = json!({"role": "assistant", "content": text});
-            if let Some(tc) = m
-                .get("tool_calls")
-                .filter(|t| t.as_array().is_some_and(|a| !a.is_empty()))
-            {
-                message["tool_calls"] = tc.clone();
-            }
-            Ok(Reply {
-                text,
-                calls,
-                message,
-                input_tokens,
-                output_tokens,
-            })
-        }
     }
 }
 
@@ -427,7 +341,7 @@ mod tests {
     fn openai_tool_calls_with_string_arguments() {
         let v = json!({"choices": [{"message": {"content": null, "tool_calls": [
             {"id": "c1", "type": "function", "function": {"name": "cat", "arguments": "{\"path\": \"skills\"}"}}]}}]});
-        let r = parse_reply(LlmBackendKind::Openai, &v).unwrap();
+        let r = wire::reply(LlmBackendKind::Openai, &v).unwrap();
         assert_eq!(r.calls[0].1, "cat");
         assert_eq!(r.calls[0].2["path"], "skills");
         assert!(r.message["tool_calls"].is_array());

@@ -126,7 +126,7 @@ pub fn embed_key(text: &str, embedder: &dyn Embedder) -> KeyParts {
         stage_version: EMBED_VERSION,
         prompt: String::new(),
         model: embedder.model_id(),
-        inputs: vec![blake3::hash(text.as_bytes()).to_hex()[..32].to_string()],
+        inputs: vec![crate::hash::content_hash(text.as_bytes())],
     }
 }
 

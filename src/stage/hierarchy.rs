@@ -15,8 +15,11 @@ use crate::stage::cluster::{
 use crate::stage::embed::embed_texts;
 use crate::stage::fallback::{Item, or_fallback};
 use crate::stage::repartition::plan_merges;
-use crate::stage::summarize::{SUMMARY_VERSION, node_subject, reembed_text, summarize_nodes};
+use crate::stage::summarize::{node_subject, reembed_text, summarize_nodes};
 use crate::tree::{Node, Tree};
+
+/// Version of the repartition stage's memo keys (1, as when it borrowed the summary's).
+const REPARTITION_VERSION: u32 = 1;
 
 /// Verify-and-repartition runs on these levels (DESIGN.md §1).
 pub const REPARTITION_LEVELS: usize = 2;
@@ -195,7 +198,11 @@ fn repartition_plan(
         .zip(nodes)
         .map(|(members, &i)| RepartitionGroup {
             label: tree.nodes[i].label.clone(),
-            summary: first_sentence(&tree.nodes[i].summary),
+            summary: crate::text::clip_chars(
+                crate::text::first_sentence(&tree.nodes[i].summary),
+                300,
+            )
+            .to_string(),
             members: members
                 .iter()
                 .enumerate()
@@ -223,13 +230,12 @@ fn repartition_plan(
             subject: subject.clone(),
             parts: KeyParts {
                 stage: "repartition".into(),
-                stage_version: SUMMARY_VERSION,
+                stage_version: REPARTITION_VERSION,
                 prompt: llm.prompt_version("repartition"),
                 model: llm.stage_model("repartition"),
-                inputs: vec![
-                    blake3::hash(format!("{max_size}\n{text}").as_bytes()).to_hex()[..32]
-                        .to_string(),
-                ],
+                inputs: vec![crate::hash::content_hash(
+                    format!("{max_size}\n{text}").as_bytes(),
+                )],
             },
             input_chars: text.len(),
         },
@@ -268,11 +274,6 @@ fn repartition_plan(
         }
     }
     Ok(plan)
-}
-
-fn first_sentence(s: &str) -> String {
-    let end = s.find(". ").map_or(s.len(), |i| i + 1);
-    crate::text::clip_chars(&s[..end], 300).to_string()
 }
 
 /// Applies a plan: moves members, merges groups. Returns the nodes whose members changed, which

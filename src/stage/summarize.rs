@@ -68,7 +68,7 @@ fn input_hash(input: &ClusterInput) -> String {
         h.update(i.text.as_bytes());
         h.update(b"\x1e");
     }
-    h.finalize().to_hex()[..32].to_string()
+    crate::hash::short_hash(&h.finalize())
 }
 
 fn chars(input: &ClusterInput) -> usize {
@@ -164,7 +164,7 @@ pub fn summarize_nodes(
         "label",
         &with_summary,
         |((subject, input, h), summary)| {
-            let sh = blake3::hash(summary.as_bytes()).to_hex()[..32].to_string();
+            let sh = crate::hash::content_hash(summary.as_bytes());
             Plan {
                 subject: subject.clone(),
                 parts: key("label", llm, vec![h.clone(), sh]),

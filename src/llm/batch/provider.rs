@@ -239,7 +239,7 @@ fn upload<'a>(local: &str, lines: &[Vec<u8>]) -> Body<'a> {
     for l in lines {
         h.update(l);
     }
-    let boundary = format!("c2s-{}", &h.finalize().to_hex()[..32]);
+    let boundary = format!("c2s-{}", crate::hash::short_hash(&h.finalize()));
     let mut body = format!(
         "--{boundary}\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nbatch\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"c2s-batch-{local}.jsonl\"\r\nContent-Type: application/jsonl\r\n\r\n"
     )

@@ -75,7 +75,7 @@ pub fn nav_file(ctx: &Ctx, node: usize) -> String {
                 k.folder,
                 relative(&n.path, &tree.nav_file(c)),
                 count(k.num_documents, "document"),
-                clip_words(first_sentence(&k.summary), 20)
+                clip_words(crate::text::first_sentence(&k.summary), 20)
             );
         }
     }
@@ -176,7 +176,7 @@ fn description(n: &Node) -> String {
     } else if n.parent.is_none() {
         n.summary.trim().to_string()
     } else {
-        first_sentence(n.summary.trim()).to_string()
+        crate::text::first_sentence(n.summary.trim()).to_string()
     };
     if n.parent.is_some() {
         // Groups are not skills of their own: a short "what" is all a reader needs here.
@@ -232,13 +232,6 @@ fn link_text(title: &str) -> String {
     crate::text::one_line(title)
         .replace('[', "\\[")
         .replace(']', "\\]")
-}
-
-fn first_sentence(s: &str) -> &str {
-    match s.find(". ") {
-        Some(i) => &s[..=i],
-        None => s,
-    }
 }
 
 fn title_case(label: &str) -> String {
