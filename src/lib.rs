@@ -13,27 +13,32 @@
 
 pub mod cmd;
 pub mod config;
-pub mod db;
-pub mod diag;
+pub(crate) mod db;
+pub(crate) mod diag;
 pub mod embed;
-pub mod error;
-pub mod eval;
-pub mod format;
-pub mod hash;
-pub mod http;
-pub mod ingest;
+pub(crate) mod error;
+pub(crate) mod eval;
+pub(crate) mod format;
+pub(crate) mod hash;
+pub(crate) mod http;
+pub(crate) mod ingest;
 pub mod kmeans;
-pub mod llm;
+pub(crate) mod llm;
 pub mod matrix;
-pub mod paths;
-pub mod pipeline;
-pub mod progress;
-pub mod publish;
-pub mod retrieval;
+pub(crate) mod paths;
+pub(crate) mod pipeline;
+pub(crate) mod progress;
+pub(crate) mod publish;
+pub(crate) mod retrieval;
 pub mod rng;
 pub mod serve;
-pub mod stage;
-pub mod text;
+pub(crate) mod stage;
+pub(crate) mod text;
 pub mod tree;
 
 pub use cmd::run;
+
+// The library's public surface is what the binary, the benchmarks and the integration tests
+// use: the commands and CLI (`cmd`), `config`, the backends (`embed`, `kmeans`), `matrix`,
+// `rng`, the serve-phase tools (`serve`) and the tree's name rule (`tree`). Everything else
+// is crate-private.

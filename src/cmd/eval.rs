@@ -52,7 +52,7 @@ pub fn eval_cmd(args: &crate::cmd::cli::EvalArgs, progress: &Progress) -> Result
             ),
         }));
     }
-    let backends = crate::pipeline::build::Backends::from_config(&loaded)?;
+    let backends = crate::pipeline::backends::Backends::from_config(&loaded)?;
     let opts = crate::eval::EvalOptions {
         data,
         loaded,

@@ -105,10 +105,6 @@ impl Memo {
         })
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     fn sql(&self, source: rusqlite::Error) -> CacheError {
         CacheError::Sql {
             path: self.path.clone(),

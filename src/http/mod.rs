@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
-pub use retry::{Outcome, classify, classify_as};
+pub use retry::{Outcome, classify_as};
 
 use crate::config::Limits;
 use limiter::RateLimiter;
@@ -42,8 +42,6 @@ pub enum HttpError {
 #[derive(Debug, Clone)]
 pub struct Answer {
     pub body: serde_json::Value,
-    /// Attempts made (1 when the first one succeeded).
-    pub attempts: u32,
 }
 
 /// One request for `Client::send`.
@@ -166,19 +164,19 @@ impl Client {
     /// the same retries, limits and key redaction.
     pub fn send_raw(&self, req: &Request) -> Result<Vec<u8>, HttpError> {
         match self.rt.block_on(self.send_with_retries(req, 0, false))? {
-            (Outcome::Raw(bytes), _) => Ok(bytes),
-            (Outcome::Done(v), _) => Ok(v.to_string().into_bytes()),
+            Outcome::Raw(bytes) => Ok(bytes),
+            Outcome::Done(v) => Ok(v.to_string().into_bytes()),
             _ => unreachable!("send_with_retries returns only finished outcomes"),
         }
     }
 
-    /// The finished outcome (`Done` or `Raw`) and the attempts it took.
+    /// The finished outcome (`Done` or `Raw`).
     async fn send_with_retries(
         &self,
         req: &Request<'_>,
         est_tokens: u64,
         json: bool,
-    ) -> Result<(Outcome, u32), HttpError> {
+    ) -> Result<Outcome, HttpError> {
         let url = req.url;
         let mut attempt = 0u32;
         loop {
@@ -193,7 +191,7 @@ impl Client {
                 self.send_once(req, json).await
             };
             match outcome {
-                done @ (Outcome::Done(_) | Outcome::Raw(_)) => return Ok((done, attempt)),
+                done @ (Outcome::Done(_) | Outcome::Raw(_)) => return Ok(done),
                 Outcome::Fatal { status, message } => {
                     return Err(HttpError::Rejected {
                         url: url.to_string(),
@@ -260,11 +258,11 @@ impl Client {
 }
 
 /// The JSON answer of a finished JSON request.
-fn json_answer((outcome, attempts): (Outcome, u32)) -> Answer {
+fn json_answer(outcome: Outcome) -> Answer {
     let body = match outcome {
         Outcome::Done(v) => v,
         Outcome::Raw(bytes) => serde_json::from_slice(&bytes).unwrap_or_default(),
         _ => serde_json::Value::Null,
     };
-    Answer { body, attempts }
+    Answer { body }
 }

@@ -22,11 +22,7 @@ pub enum Outcome {
 
 /// Classifies a complete response. 429, 529, 408 and 5xx retry; so does a 2xx whose body is
 /// not JSON (a truncated or garbled reply). Other 4xx fail at once.
-pub fn classify(status: u16, after: Option<Duration>, body: &[u8]) -> Outcome {
-    classify_as(status, after, body, true)
-}
-
-/// [`classify`], or with `json` false a 2xx body is taken as it is ([`Outcome::Raw`]).
+/// With `json` false a 2xx body is taken as it is ([`Outcome::Raw`]).
 pub fn classify_as(status: u16, after: Option<Duration>, body: &[u8], json: bool) -> Outcome {
     if (200..300).contains(&status) && !json {
         return Outcome::Raw(body.to_vec());
@@ -134,6 +130,10 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn classify(status: u16, after: Option<Duration>, body: &[u8]) -> Outcome {
+        classify_as(status, after, body, true)
+    }
 
     #[test]
     fn statuses_are_classified() {

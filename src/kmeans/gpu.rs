@@ -53,9 +53,19 @@ pub struct GpuKmeans {
     pub last_error: Mutex<Option<String>>,
 }
 
-impl GpuKmeans {
-    /// Opens the first adapter; a CPU-emulated adapter (lavapipe) only when `allow_cpu_adapter`.
-    pub fn new(allow_cpu_adapter: bool) -> Result<GpuKmeans, GpuError> {
+/// A wgpu device and queue, with what the assignment pipeline needs to know of its adapter.
+pub struct GpuDevice {
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub info: wgpu::AdapterInfo,
+    /// The device's `max_storage_buffer_binding_size`.
+    pub max_binding: u64,
+}
+
+impl GpuDevice {
+    /// Opens the first Vulkan adapter with its own limits; a CPU-emulated adapter (lavapipe)
+    /// only when `allow_cpu_adapter`.
+    pub fn acquire(allow_cpu_adapter: bool) -> Result<GpuDevice, GpuError> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
             backends: wgpu::Backends::VULKAN,
             ..wgpu::InstanceDescriptor::new_without_display_handle()
@@ -76,6 +86,64 @@ impl GpuKmeans {
             ..Default::default()
         }))
         .map_err(|e| GpuError::Device(e.to_string()))?;
+        Ok(GpuDevice {
+            device,
+            queue,
+            info,
+            max_binding: limits.max_storage_buffer_binding_size,
+        })
+    }
+}
+
+/// The shader's `Params` uniform.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    /// Points in this chunk.
+    n: u32,
+    /// Centroids.
+    k: u32,
+    /// Dimensions.
+    d: u32,
+    /// Workgroups per row of the 2-D dispatch.
+    x_groups: u32,
+}
+
+/// The shader's `Assignment`, one per point, as read back.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Assignment {
+    best: u32,
+    /// `u32::MAX` when there is no runner-up.
+    second: u32,
+    s1: f32,
+    s2: f32,
+}
+
+impl From<Assignment> for Assigned {
+    fn from(a: Assignment) -> Assigned {
+        Assigned {
+            best: a.best,
+            s1: a.s1,
+            second: (a.s2 > -1.0e38 && a.second != u32::MAX).then_some((a.second, a.s2)),
+        }
+    }
+}
+
+impl GpuKmeans {
+    /// Opens a device ([`GpuDevice::acquire`]) and compiles the pipeline on it.
+    pub fn new(allow_cpu_adapter: bool) -> Result<GpuKmeans, GpuError> {
+        GpuKmeans::on(GpuDevice::acquire(allow_cpu_adapter)?)
+    }
+
+    /// Compiles the assignment pipeline on a device the caller opened (tests inject one).
+    pub fn on(gpu: GpuDevice) -> Result<GpuKmeans, GpuError> {
+        let GpuDevice {
+            device,
+            queue,
+            info,
+            max_binding,
+        } = gpu;
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("kmeans_assign.wgsl"),
@@ -99,7 +167,7 @@ impl GpuKmeans {
             pipeline,
             layout,
             info,
-            max_binding: limits.max_storage_buffer_binding_size,
+            max_binding,
             chunk_points: None,
             last_error: Mutex::new(None),
         })
@@ -135,7 +203,7 @@ impl GpuKmeans {
         let chunk = self.chunk_points.unwrap_or(by_limit).min(by_limit).max(1);
         let cent = self.buffer(
             "centroids",
-            bytemuck_f32(&centroids.data),
+            bytemuck::cast_slice(&centroids.data),
             wgpu::BufferUsages::STORAGE,
         );
         let mut out = Vec::with_capacity(data.rows);
@@ -164,10 +232,23 @@ impl GpuKmeans {
         let groups = (n as u32).div_ceil(WORKGROUP);
         let x_groups = groups.min(MAX_GROUPS_PER_ROW);
         let y_groups = groups.div_ceil(x_groups);
-        let params: [u32; 4] = [n as u32, k as u32, d as u32, x_groups];
-        let pts = self.buffer("points", bytemuck_f32(points), wgpu::BufferUsages::STORAGE);
-        let par = self.buffer("params", bytemuck_u32(&params), wgpu::BufferUsages::UNIFORM);
-        let out_bytes = (n * 16) as u64;
+        let params = Params {
+            n: n as u32,
+            k: k as u32,
+            d: d as u32,
+            x_groups,
+        };
+        let pts = self.buffer(
+            "points",
+            bytemuck::cast_slice(points),
+            wgpu::BufferUsages::STORAGE,
+        );
+        let par = self.buffer(
+            "params",
+            bytemuck::bytes_of(&params),
+            wgpu::BufferUsages::UNIFORM,
+        );
+        let out_bytes = (n * std::mem::size_of::<Assignment>()) as u64;
         let out = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("assignments"),
             size: out_bytes,
@@ -233,23 +314,11 @@ impl GpuKmeans {
         let bytes = slice
             .get_mapped_range()
             .map_err(|e| GpuError::Wgpu(e.to_string()))?;
-        let words: Vec<u32> = bytes
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
+        // Copied out, so the mapped range's alignment does not matter.
+        let assigned: Vec<Assignment> = bytemuck::pod_collect_to_vec(&bytes);
         drop(bytes);
         read.unmap();
-        Ok(words
-            .chunks_exact(4)
-            .map(|w| {
-                let s2 = f32::from_bits(w[3]);
-                Assigned {
-                    best: w[0],
-                    s1: f32::from_bits(w[2]),
-                    second: (s2 > -1.0e38 && w[1] != u32::MAX).then_some((w[1], s2)),
-                }
-            })
-            .collect())
+        Ok(assigned.into_iter().map(Assigned::from).collect())
     }
 
     /// Lloyd iterations with GPU assignment; `None` (and `last_error` set) if the GPU failed.
@@ -348,14 +417,4 @@ impl KmeansBackend for GpuKmeans {
         }
         best.expect("at least one restart")
     }
-}
-
-fn bytemuck_f32(v: &[f32]) -> &[u8] {
-    // SAFETY: f32 has no padding and any byte pattern is a valid u8.
-    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
-}
-
-fn bytemuck_u32(v: &[u32]) -> &[u8] {
-    // SAFETY: u32 has no padding and any byte pattern is a valid u8.
-    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }

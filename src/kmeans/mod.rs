@@ -8,7 +8,7 @@ pub mod scaled;
 mod seed;
 
 pub use cpu::{CpuKmeans, scan};
-pub use gpu::GpuKmeans;
+pub use gpu::{GpuDevice, GpuKmeans};
 
 use crate::matrix::{Matrix, normalize};
 

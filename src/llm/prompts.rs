@@ -4,8 +4,6 @@
 /// One prompt.
 #[derive(Debug, Clone)]
 pub struct Prompt {
-    pub name: &'static str,
-    pub version: u32,
     pub system: &'static str,
     pub user: &'static str,
     /// `name@vN:hash` of the whole file.
@@ -48,7 +46,7 @@ fn parse(name: &'static str, text: &'static str) -> Prompt {
         .lines()
         .next()
         .and_then(|l| l.strip_prefix("version:"))
-        .and_then(|v| v.trim().parse().ok())
+        .and_then(|v| v.trim().parse::<u32>().ok())
         .unwrap_or_else(|| panic!("prompt {name}: first line must be `version: N`"));
     let sys_at = text
         .find("--- system\n")
@@ -60,8 +58,6 @@ fn parse(name: &'static str, text: &'static str) -> Prompt {
     let user = text[user_at + "--- user\n".len()..].trim();
     let hash = blake3::hash(text.as_bytes()).to_hex();
     Prompt {
-        name,
-        version,
         system,
         user,
         id: format!("{name}@v{version}:{}", &hash[..12]),
@@ -86,7 +82,10 @@ mod tests {
         for (name, _) in FILES {
             let p = prompt(name);
             assert!(
-                p.version >= 1 && !p.system.is_empty() && p.user.contains('{'),
+                p.id.contains("@v")
+                    && !p.id.contains("@v0:")
+                    && !p.system.is_empty()
+                    && p.user.contains('{'),
                 "{name}"
             );
             assert!(p.id.starts_with(name));

@@ -20,14 +20,6 @@ impl Matrix {
         }
     }
 
-    pub fn from_rows(dims: usize, rows: &[Vec<f32>]) -> Matrix {
-        let mut m = Matrix::new(dims);
-        for r in rows {
-            m.push(r);
-        }
-        m
-    }
-
     pub fn push(&mut self, row: &[f32]) {
         assert_eq!(row.len(), self.dims, "row dimension");
         self.data.extend_from_slice(row);

@@ -28,7 +28,7 @@ use crate::stage::summarize::summarize_nodes;
 use crate::stage::{card, embed, enrich, render};
 use crate::tree::Tree;
 
-pub use crate::pipeline::backends::{Backends, select_kmeans};
+use crate::pipeline::backends::Backends;
 
 /// What to build and where.
 pub struct BuildOptions {

@@ -70,6 +70,9 @@ pub fn insta_settings() -> insta::Settings {
         r#""config_hash": "[0-9a-f]+""#,
         r#""config_hash": "[hash]""#,
     );
+    s.add_filter(r"\bc2s \d+\.\d+\.\d+\S*", "c2s [version]");
+    // Temporary folders (tempfile's `.tmpXXXXXX`, anywhere) never reach a snapshot as such.
+    s.add_filter(r"(/[^\s/]+)*/\.tmp[A-Za-z0-9]{6,}", "[tmp]");
     s
 }
 

@@ -146,3 +146,31 @@ fn full_runs_agree_with_the_cpu_path() {
     }
     assert!(g.device().starts_with("gpu: "), "{}", g.device());
 }
+
+/// A device the test opened itself, with a storage-binding limit far below the real one: the
+/// assignment splits into chunks by that limit, and centroids over it are refused, not sent.
+#[test]
+fn an_injected_device_with_a_small_binding_limit_chunks_and_refuses() {
+    let dev = match c2s::kmeans::GpuDevice::acquire(true) {
+        Ok(d) => d,
+        Err(e) => {
+            skip(&format!(
+                "no Vulkan adapter for the GPU K-Means tests ({e}); install mesa-vulkan-drivers"
+            ));
+            return;
+        }
+    };
+    let d = 8;
+    let g = GpuKmeans::on(c2s::kmeans::GpuDevice {
+        max_binding: 4096,
+        ..dev
+    })
+    .expect("pipeline on the injected device");
+    // 4096 bytes hold 128 points of 8 floats: 1000 points take 8 chunks.
+    let data = random_unit(1000, d, 5);
+    let cents = random_unit(10, d, 6);
+    assert!(check_assign(&g, &data, &cents) <= 2);
+    let too_many = random_unit(200, d, 7);
+    let err = g.assign(&data, &too_many).unwrap_err().to_string();
+    assert!(err.contains("200 centroids of 8 dimensions"), "{err}");
+}

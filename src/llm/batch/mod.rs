@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 
 pub use lines::{LineResult, Queued, parse_result};
 use provider::{Api, Status};
-pub use store::{ANSWER_STAGE, BatchRecord, live_keys};
+pub use store::{BatchRecord, live_keys};
 
 use super::wire::{self, ChatAnswer};
 use super::{LlmError, Usage};
@@ -215,11 +215,6 @@ impl Batcher {
         *lock(&self.outstanding) = keys;
         *lock(&self.failures) = store::failures(&self.memo)?;
         Ok(())
-    }
-
-    /// Requests queued in this round.
-    pub fn queued(&self) -> usize {
-        lock(&self.queue).len()
     }
 
     /// Batches submitted and not collected.

@@ -16,10 +16,7 @@ use crate::stage::enrich::EntityEntry;
 use crate::stage::label::{sibling_slugs, strip_common_words};
 use crate::tree::Tree;
 
-pub use files::{
-    SERVE_TREE, SERVE_VECTORS, ServeNode, ServeTree, decode_vectors, doc_entries_json,
-};
-pub use nav::{MAX_DESCRIPTION, nav_file};
+pub use files::{SERVE_TREE, SERVE_VECTORS, ServeTree, decode_vectors, doc_entries_json};
 
 /// Everything the renderer reads.
 pub struct Ctx<'a> {
