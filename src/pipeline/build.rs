@@ -12,9 +12,8 @@ use crate::db::cache::Memo;
 use crate::db::exec::{Executor, Miss, Slots, StageCount};
 use crate::diag::{Diagnostics, Warning};
 use crate::error::BuildError;
-use crate::format::limits::{self, PlatformReport};
-use crate::format::lock::{Lock, short_hash};
-use crate::format::{Files, LOCK_FILE, Layout};
+use crate::format::limits::PlatformReport;
+use crate::format::{LOCK_FILE, Layout};
 use crate::ingest::graph::Graph;
 use crate::ingest::{self, Document, IngestOptions};
 use crate::llm::Card;
@@ -109,33 +108,6 @@ impl BuildOptions {
     }
 }
 
-/// Refuses an output folder (or skills folder) that contains a corpus path (building would
-/// replace the sources), and a skills folder inside the output folder.
-fn check_overlap(layout: &Layout, sources: &[PathBuf]) -> Result<(), BuildError> {
-    let abs = crate::paths::abs;
-    let outs = std::iter::once(&layout.out).chain(&layout.skills_dir);
-    for out in outs {
-        let out_abs = abs(out);
-        for s in sources {
-            if abs(s).starts_with(&out_abs) {
-                return Err(BuildError::OutputOverlapsCorpus {
-                    out: out.to_path_buf(),
-                    source_path: s.clone(),
-                });
-            }
-        }
-    }
-    if let Some(dir) = &layout.skills_dir
-        && abs(dir).starts_with(abs(&layout.out))
-    {
-        return Err(BuildError::SkillsInsideOutput {
-            out: layout.out.clone(),
-            skills: dir.clone(),
-        });
-    }
-    Ok(())
-}
-
 /// Lap timer for the report.
 struct Laps {
     clock: Instant,
@@ -210,7 +182,7 @@ fn build_on(
     let cfg = &opts.loaded.config;
     let ingest_opts = IngestOptions::from_config(&opts.loaded, &opts.out_dir, &opts.display_base);
     let layout = opts.layout();
-    check_overlap(&layout, &ingest_opts.paths)?;
+    crate::pipeline::output::check_overlap(&layout, &ingest_opts.paths)?;
     crate::pipeline::output::check_replaceable(&opts.out_dir)?;
     let _lock = if opts.dry_run {
         None
@@ -331,7 +303,7 @@ fn build_on(
         progress.warning(&w.to_string());
     }
     let ctx = render::Ctx::new(&tree, docs, &cards);
-    let (files, platform, navigation_files) = render_files(
+    let (files, platform, navigation_files) = crate::pipeline::emit::render_files(
         &ctx,
         &vectors,
         opts,
@@ -393,7 +365,7 @@ fn up_to_date(
     else {
         return Ok(None);
     };
-    let models = lock_models(backends);
+    let models = crate::pipeline::emit::lock_models(backends);
     if lock.models != models || lock.fallbacks > 0 {
         return Ok(None);
     }
@@ -495,97 +467,6 @@ fn make_tree(
     );
     progress.status("K-Means", &format!("ran on {}", backends.kmeans_used()));
     Ok((tree, TreeMode::Full { reason }))
-}
-
-/// Model ids per role; a stage whose model differs from `[llm]`'s gets its own `llm.STAGE` entry.
-fn lock_models(b: &Backends) -> BTreeMap<String, String> {
-    let mut m = BTreeMap::from([
-        ("llm".to_string(), b.llm.model_id()),
-        ("embed".to_string(), b.embedder.model_id()),
-    ]);
-    if b.llm.reviews_partitions() {
-        for stage in crate::config::LLM_STAGES {
-            m.insert(format!("llm.{stage}"), b.llm.stage_model(stage));
-        }
-    }
-    m
-}
-
-/// Prompt identity per LLM stage (the extractive backend's algorithm version).
-fn prompt_versions(b: &Backends) -> BTreeMap<String, String> {
-    if !b.llm.reviews_partitions() {
-        return BTreeMap::from([(
-            "extractive".to_string(),
-            crate::llm::EXTRACTIVE_VERSION.to_string(),
-        )]);
-    }
-    crate::config::LLM_STAGES
-        .iter()
-        .map(|s| (s.to_string(), b.llm.prompt_version(s)))
-        .collect()
-}
-
-/// Every output file (navigation and document files, documents.json, the serving data, the
-/// entity indexes, c2s.lock), their sizes against the platform's limits, and the number of
-/// navigation files.
-fn render_files<'a>(
-    ctx: &'a render::Ctx,
-    vectors: &'a embed::DocVectors,
-    opts: &BuildOptions,
-    backends: &Backends,
-    sources: &[ingest::SourceFile],
-    fallbacks: usize,
-) -> (Files<'a>, PlatformReport, usize) {
-    use rayon::prelude::*;
-    let cfg = &opts.loaded.config;
-    let index = enrich::entity_index(ctx.tree, ctx.docs, ctx.cards);
-    let (mut files, navigation_files) = render::all_files(ctx, vectors, &index);
-    // Hashed (and measured) in parallel; lazy files are made here once and dropped.
-    let measured: Vec<(String, u64)> = files
-        .par_iter()
-        .map(|(_, v)| {
-            let (hash, len) = v.hash_and_len();
-            (short_hash(&hash), len)
-        })
-        .collect();
-    // Paths are long (about 200 bytes at five levels): each is held once more, in the lock.
-    let mut sizes: Vec<u64> = Vec::with_capacity(files.len());
-    let mut outputs = BTreeMap::new();
-    for (k, (hash, size)) in files.keys().zip(measured) {
-        sizes.push(size);
-        outputs.insert(k.clone(), hash);
-    }
-    let lock = Lock {
-        c2s_version: env!("CARGO_PKG_VERSION").to_string(),
-        config_hash: cfg.hash(&opts.loaded.base_dir),
-        prompt_versions: prompt_versions(backends),
-        models: lock_models(backends),
-        embed: Some(crate::pipeline::backends::serve_embed(
-            &opts.loaded,
-            &opts.out_dir,
-        )),
-        skills_dir: opts.layout().skills_dir.map(|d| {
-            crate::format::lock::relative_path(&opts.out_dir, &d)
-                .to_string_lossy()
-                .replace('\\', "/")
-        }),
-        documents: ctx.docs.len(),
-        levels: ctx.tree.levels,
-        fallbacks,
-        sources: sources
-            .iter()
-            .map(|s| (s.path.clone(), s.hash.clone()))
-            .collect(),
-        outputs,
-    };
-    let platform = limits::measure(files.keys().map(String::as_str).zip(sizes));
-    files.insert(LOCK_FILE.into(), lock.to_json().into_bytes().into());
-    drop(lock);
-    // The publish manifest belongs to `c2s publish`: a build keeps it as it is.
-    if let Ok(m) = std::fs::read(opts.out_dir.join(crate::format::PUBLISH_FILE)) {
-        files.insert(crate::format::PUBLISH_FILE.into(), m.into());
-    }
-    (files, platform, navigation_files)
 }
 
 fn report_unsupported(unsupported: &std::collections::HashMap<String, usize>, progress: &Progress) {

@@ -5,6 +5,7 @@
 pub mod backends;
 pub mod batched;
 pub mod build;
+pub mod emit;
 pub mod freshness;
 pub mod gc;
 pub mod output;

@@ -15,6 +15,7 @@ mod gpu;
 mod incremental;
 mod interrupt;
 mod invariants;
+mod layout;
 mod llm;
 mod llm_server;
 mod navigation;

@@ -185,6 +185,36 @@ fn write_tree(out: &Path, files: &FileRefs, guard: bool) -> Result<WriteStats, B
     Ok(stats)
 }
 
+/// Refuses an output folder (or skills folder) that contains a corpus path (building would
+/// replace the sources), and a skills folder inside the output folder.
+pub(crate) fn check_overlap(
+    layout: &Layout,
+    sources: &[std::path::PathBuf],
+) -> Result<(), BuildError> {
+    let abs = crate::paths::abs;
+    let outs = std::iter::once(&layout.out).chain(&layout.skills_dir);
+    for out in outs {
+        let out_abs = abs(out);
+        for s in sources {
+            if abs(s).starts_with(&out_abs) {
+                return Err(BuildError::OutputOverlapsCorpus {
+                    out: out.to_path_buf(),
+                    source_path: s.clone(),
+                });
+            }
+        }
+    }
+    if let Some(dir) = &layout.skills_dir
+        && abs(dir).starts_with(abs(&layout.out))
+    {
+        return Err(BuildError::SkillsInsideOutput {
+            out: layout.out.clone(),
+            skills: dir.clone(),
+        });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
