@@ -48,11 +48,22 @@ pub enum BuildError {
         source: std::io::Error,
     },
     #[error("embedding backend failed: {0}")]
-    Embed(String),
+    Embed(#[from] crate::embed::EmbedError),
+    /// An LLM stage failed for good on one item.
+    #[error("LLM backend failed: {context}: {source}")]
+    LlmStage {
+        context: String,
+        source: crate::llm::LlmError,
+    },
+    /// The LLM backend could not be set up or used (serve-phase agent, client setup).
     #[error("LLM backend failed: {0}")]
     Llm(String),
     #[error("cache: {0}")]
-    Cache(String),
+    Cache(#[from] crate::db::cache::CacheError),
+    /// A broken internal promise (a stage returned the wrong number of results, a thread
+    /// panicked): a bug to report, not something the user can fix.
+    #[error("internal error: {0}\n  help: please report this with the command that failed")]
+    Internal(String),
     /// LLM requests wait for batches: the batched build submits or waits, then builds again.
     #[error(
         "LLM requests wait for a batch\n  help: run `c2s build` again to collect the batches and go on"
@@ -71,5 +82,17 @@ impl BuildError {
             path: path.into(),
             source,
         }
+    }
+}
+
+impl crate::db::exec::StageError for BuildError {
+    fn is_pending(&self) -> bool {
+        matches!(self, BuildError::Pending)
+    }
+    fn pending() -> Self {
+        BuildError::Pending
+    }
+    fn internal(message: String) -> Self {
+        BuildError::Internal(message)
     }
 }

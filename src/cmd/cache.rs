@@ -76,5 +76,5 @@ pub fn cache_cmd(action: &CacheAction, progress: &Progress) -> Result<u8, Error>
 }
 
 fn cache_err(e: crate::db::cache::CacheError) -> Error {
-    Error::Build(crate::error::BuildError::Cache(e.to_string()))
+    Error::Build(crate::error::BuildError::Cache(e))
 }

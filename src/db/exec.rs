@@ -8,8 +8,18 @@ use rayon::prelude::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::cache::{Key, KeyParts, Memo};
-use crate::error::BuildError;
+use super::cache::{CacheError, Key, KeyParts, Memo};
+
+/// The error type of the stages the executor runs (the build's `BuildError`): it can carry a
+/// memo failure, says when an item waits for a batch, and reports a broken promise.
+pub trait StageError: From<CacheError> + Send {
+    /// The item waits for a batch: not a failure, the stage finishes the other items.
+    fn is_pending(&self) -> bool;
+    /// What the stage returns when some of its items wait for a batch.
+    fn pending() -> Self;
+    /// A broken internal promise (a bug).
+    fn internal(message: String) -> Self;
+}
 
 /// How a stage's results are stored in the memo.
 pub trait MemoValue: Sized {
@@ -210,13 +220,13 @@ impl<'a> Executor<'a> {
     }
 
     /// Plan, execute, assemble one stage over `items`, computing each miss on its own.
-    pub fn run<I: Sync, O: MemoValue + Send>(
+    pub fn run<I: Sync, O: MemoValue + Send, E: StageError>(
         &mut self,
         stage: &'static str,
         items: &[I],
         plan: impl Fn(&I) -> Plan + Sync,
-        compute: impl Fn(&I) -> Result<O, BuildError> + Sync,
-    ) -> Result<Vec<O>, BuildError> {
+        compute: impl Fn(&I) -> Result<O, E> + Sync,
+    ) -> Result<Vec<O>, E> {
         let batching = Batching {
             size: 1,
             order: |_: &I| 0,
@@ -229,14 +239,14 @@ impl<'a> Executor<'a> {
     /// Like [`Executor::run`], but misses are sorted by `batching.order` and computed in
     /// groups of `batching.size` (one inference or HTTP call each); `compute` returns one
     /// result per item of its group, in order.
-    pub fn run_batched<I: Sync, O: MemoValue + Send>(
+    pub fn run_batched<I: Sync, O: MemoValue + Send, E: StageError>(
         &mut self,
         stage: &'static str,
         items: &[I],
         plan: impl Fn(&I) -> Plan + Sync,
         batching: Batching<impl Fn(&I) -> usize>,
-        compute: impl Fn(&[&I]) -> Result<Vec<O>, BuildError> + Sync,
-    ) -> Result<Vec<O>, BuildError> {
+        compute: impl Fn(&[&I]) -> Result<Vec<O>, E> + Sync,
+    ) -> Result<Vec<O>, E> {
         let planned: Vec<Planned> = items
             .par_iter()
             .map(|i| {
@@ -246,7 +256,7 @@ impl<'a> Executor<'a> {
             })
             .collect();
         let keys: Vec<Key> = planned.iter().map(|p| p.key).collect();
-        let found = self.memo.get_many(&keys).map_err(cache_err)?;
+        let found = self.memo.get_many(&keys).map_err(E::from)?;
         let mut out: Vec<Option<O>> = planned
             .iter()
             .map(|p| found.get(&p.key).and_then(|b| O::decode(b)))
@@ -275,7 +285,7 @@ impl<'a> Executor<'a> {
         let (computed, pending) = self.execute(stage, items, &planned, &groups, &compute)?;
         if pending > 0 {
             // Those items wait for a batch; what finished is in the memo for the next round.
-            return Err(BuildError::Pending);
+            return Err(E::pending());
         }
         for (i, v) in computed {
             out[i] = Some(v);
@@ -295,16 +305,16 @@ impl<'a> Executor<'a> {
 
     /// Computes the misses in parallel; a writer thread commits results as they arrive, so an
     /// interrupted or failed stage keeps everything that finished. Groups that wait for a batch
-    /// ([`BuildError::Pending`]) are counted, not failed, so every other group still runs (and
+    /// ([`StageError::is_pending`]) are counted, not failed, so every other group still runs (and
     /// queues its requests into the same batch).
-    fn execute<I: Sync, O: MemoValue + Send>(
+    fn execute<I: Sync, O: MemoValue + Send, E: StageError>(
         &self,
         stage: &'static str,
         items: &[I],
         planned: &[Planned],
         groups: &[&[usize]],
-        compute: &(impl Fn(&[&I]) -> Result<Vec<O>, BuildError> + Sync),
-    ) -> Result<(Vec<(usize, O)>, usize), BuildError> {
+        compute: &(impl Fn(&[&I]) -> Result<Vec<O>, E> + Sync),
+    ) -> Result<(Vec<(usize, O)>, usize), E> {
         if groups.is_empty() {
             return Ok((Vec::new(), 0));
         }
@@ -313,7 +323,7 @@ impl<'a> Executor<'a> {
         let memo = self.memo;
         let dry = self.dry.is_some();
         std::thread::scope(|scope| {
-            let writer = scope.spawn(move || -> Result<(), BuildError> {
+            let writer = scope.spawn(move || -> Result<(), CacheError> {
                 while let Ok(first) = rx.recv() {
                     if dry {
                         continue;
@@ -325,7 +335,7 @@ impl<'a> Executor<'a> {
                             Err(_) => break,
                         }
                     }
-                    memo.put_many(stage, &batch).map_err(cache_err)?;
+                    memo.put_many(stage, &batch)?;
                 }
                 Ok(())
             });
@@ -351,7 +361,7 @@ impl<'a> Executor<'a> {
                         }
                         let inputs: Vec<&I> = group.iter().map(|&i| &items[i]).collect();
                         let values = match compute(&inputs) {
-                            Err(BuildError::Pending) => {
+                            Err(e) if e.is_pending() => {
                                 pending
                                     .fetch_add(group.len(), std::sync::atomic::Ordering::Relaxed);
                                 return Ok(Vec::new());
@@ -359,7 +369,7 @@ impl<'a> Executor<'a> {
                             r => r?,
                         };
                         if values.len() != group.len() {
-                            return Err(BuildError::Cache(format!(
+                            return Err(E::internal(format!(
                                 "stage {stage} returned {} results for {} inputs",
                                 values.len(),
                                 group.len()
@@ -376,7 +386,7 @@ impl<'a> Executor<'a> {
                             })
                             .collect())
                     })
-                    .collect::<Result<Vec<Vec<(usize, O)>>, BuildError>>()
+                    .collect::<Result<Vec<Vec<(usize, O)>>, E>>()
             };
             let results = match &pool {
                 Some(pool) => pool.install(run_all),
@@ -384,7 +394,7 @@ impl<'a> Executor<'a> {
             };
             let written = writer
                 .join()
-                .unwrap_or_else(|_| Err(BuildError::Cache("memo writer panicked".into())));
+                .map_err(|_| E::internal("the memo writer panicked".into()))?;
             written?;
             let results = results?.into_iter().flatten().collect();
             Ok((results, pending.into_inner()))
@@ -392,13 +402,10 @@ impl<'a> Executor<'a> {
     }
 }
 
-fn cache_err(e: super::cache::CacheError) -> BuildError {
-    BuildError::Cache(e.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::BuildError;
 
     fn plan_of(i: &u32) -> Plan {
         Plan {
@@ -420,7 +427,9 @@ mod tests {
         let memo = Memo::open(&dir.path().join("m.sqlite")).unwrap();
         let items = vec![1u32, 2, 3];
         let mut ex = Executor::new(&memo);
-        let a = ex.run("t", &items, plan_of, |i| Ok(Json(i * 10))).unwrap();
+        let a = ex
+            .run("t", &items, plan_of, |i| Ok::<_, BuildError>(Json(i * 10)))
+            .unwrap();
         assert_eq!(
             ex.counts["t"],
             StageCount {
@@ -430,7 +439,7 @@ mod tests {
         );
         let mut ex = Executor::new(&memo);
         let b: Vec<Json<u32>> = ex
-            .run("t", &items, plan_of, |_| panic!("must not recompute"))
+            .run::<_, _, BuildError>("t", &items, plan_of, |_| panic!("must not recompute"))
             .unwrap();
         assert_eq!(a, b);
         assert_eq!(

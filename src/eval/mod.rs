@@ -168,7 +168,7 @@ pub fn run(
         let gold = ctx.canonical_gold(&q.gold_ids);
         let qv = embedder
             .embed(&[q.question.as_str()])
-            .map_err(|e| BuildError::Embed(e.to_string()))?
+            .map_err(BuildError::from)?
             .remove(0);
         for m in &opts.methods {
             results.push(ctx.run_method(m, q, &qv, &gold)?);

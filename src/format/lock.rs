@@ -47,7 +47,6 @@ pub fn file_hash(bytes: &[u8]) -> String {
     crate::hash::content_hash(bytes)
 }
 
-
 impl Lock {
     /// Renders the lock as pretty JSON with a trailing newline.
     pub fn to_json(&self) -> String {

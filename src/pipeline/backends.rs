@@ -42,8 +42,7 @@ impl Backends {
         };
         Ok(Backends {
             llm,
-            embedder: crate::embed::open(&c.embed, &loaded.base_dir)
-                .map_err(|e| BuildError::Embed(e.to_string()))?,
+            embedder: crate::embed::open(&c.embed, &loaded.base_dir)?,
             kmeans: std::sync::OnceLock::new(),
             kmeans_device: c.kmeans.device,
         })

@@ -229,8 +229,7 @@ fn build_on(
         Memo::in_memory()
     } else {
         Memo::open(&memo_path)
-    }
-    .map_err(|e| BuildError::Cache(e.to_string()))?;
+    }?;
     let previous: Slots =
         read_record(&memo, &record_name("slots", &opts.out_dir)).unwrap_or_default();
     let mut exec = if opts.dry_run {

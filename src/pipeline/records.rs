@@ -33,12 +33,10 @@ pub fn save_records(
     cfg: &Config,
     exec: &Executor,
 ) -> Result<(), BuildError> {
-    let err = |e: crate::db::cache::CacheError| BuildError::Cache(e.to_string());
     let snap =
         serde_json::to_vec(&snapshot(tree, docs, cfg.tree_hash())).expect("snapshot serializes");
-    memo.set_record(&record_name("tree", out), &snap)
-        .map_err(err)?;
+    memo.set_record(&record_name("tree", out), &snap)?;
     let slots = serde_json::to_vec(&exec.slots).expect("slots serialize");
     memo.set_record(&record_name("slots", out), &slots)
-        .map_err(err)
+        .map_err(BuildError::from)
 }

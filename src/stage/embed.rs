@@ -3,7 +3,7 @@
 
 use crate::db::cache::KeyParts;
 use crate::db::exec::{Batching, Executor, Plan};
-use crate::embed::Embedder;
+use crate::embed::{EmbedError, Embedder};
 use crate::error::BuildError;
 use crate::ingest::Document;
 use crate::llm::Card;
@@ -93,10 +93,10 @@ pub fn embed_documents(
         embed_texts("chunk", &items, embedder, exec)?
     };
     if chunks.rows > 0 && chunks.dims != heads.dims {
-        return Err(BuildError::Embed(format!(
+        return Err(BuildError::Embed(EmbedError::Backend(format!(
             "passage vectors have {} dimensions, document vectors {}\n  help: the cache holds vectors of another shape; run `c2s clean --cache` and build again",
             chunks.dims, heads.dims
-        )));
+        ))));
     }
     // A long document's vector is its head's plus its passages', normalized (in place: a
     // million vectors are 1.5 GB).
@@ -153,16 +153,14 @@ pub fn embed_texts(
         batching,
         |group| {
             let texts: Vec<&str> = group.iter().map(|(_, t)| t.as_str()).collect();
-            let v = embedder
-                .embed(&texts)
-                .map_err(|e| BuildError::Embed(e.to_string()))?;
+            let v = embedder.embed(&texts)?;
             if v.len() != texts.len() {
-                return Err(BuildError::Embed(format!(
+                return Err(BuildError::Embed(EmbedError::Backend(format!(
                     "{} returned {} vectors for {} texts",
                     embedder.model_id(),
                     v.len(),
                     texts.len()
-                )));
+                ))));
             }
             Ok(v)
         },
@@ -177,11 +175,11 @@ pub fn embed_texts(
     // Consumed one by one, so the vectors are not held twice.
     for (v, (subject, _)) in vectors.into_iter().zip(items) {
         if v.len() != dims || dims == 0 {
-            return Err(BuildError::Embed(format!(
+            return Err(BuildError::Embed(EmbedError::Backend(format!(
                 "the vector of `{subject}` has {} dimensions, but others from {} have {dims}\n  help: the cache holds vectors of another shape; run `c2s clean --cache` and build again",
                 v.len(),
                 embedder.model_id()
-            )));
+            ))));
         }
         m.push(&v);
     }

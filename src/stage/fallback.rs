@@ -39,13 +39,19 @@ pub fn or_fallback<T>(
                     line: None,
                     message: format!("{}: {why}; {}", item.what, item.instead),
                 });
-            let v = fallback().map_err(|e| BuildError::Llm(e.to_string()))?;
+            let v = fallback().map_err(|source| BuildError::LlmStage {
+                context: item.context.to_string(),
+                source,
+            })?;
             Ok(Maybe {
                 value: Json(v),
                 keep: false,
             })
         }
         Err(LlmError::Pending) => Err(BuildError::Pending),
-        Err(e) => Err(BuildError::Llm(format!("{}: {e}", item.context))),
+        Err(source) => Err(BuildError::LlmStage {
+            context: item.context.to_string(),
+            source,
+        }),
     }
 }

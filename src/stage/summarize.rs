@@ -160,7 +160,7 @@ pub fn summarize_nodes(
         .iter()
         .zip(summaries.iter().map(|s| s.value.0.as_str()))
         .collect();
-    let labels: Vec<Maybe<Json<String>>> = exec.run(
+    let labels: Vec<Maybe<Json<String>>> = exec.run::<_, _, BuildError>(
         "label",
         &with_summary,
         |((subject, input, h), summary)| {
