@@ -188,6 +188,6 @@ pub fn mcp_cmd(args: &McpArgs) -> Result<u8, Error> {
     require_output(&target.out)?;
     let stdin = std::io::stdin();
     crate::serve::mcp::serve(&target.out, stdin.lock(), std::io::stdout())
-        .map_err(BuildError::Llm)?;
+        .map_err(ServeError::Mcp)?;
     Ok(EXIT_OK)
 }

@@ -5,6 +5,9 @@ use std::path::PathBuf;
 /// Errors in opening a compiled output for serving (`ask`, `mcp`, `eval`).
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
+    /// The MCP server's stdio failed (the client went away mid-message, a closed pipe).
+    #[error("MCP server: {0}")]
+    Mcp(String),
     #[error(
         "{path} is not a compiled c2s output: {why}\n  help: run `c2s build` first, or pass --out DIR naming the folder that holds c2s.lock"
     )]
