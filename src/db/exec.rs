@@ -145,8 +145,6 @@ pub struct Executor<'a> {
 pub struct DryRun {
     pub previous: Slots,
     pub misses: Vec<Miss>,
-    /// Stage calls with misses so far.
-    pub steps: usize,
 }
 
 /// Which part of a key changed since the previous build of the same subject.
@@ -204,7 +202,6 @@ impl<'a> Executor<'a> {
         e.dry = Some(DryRun {
             previous,
             misses: Vec::new(),
-            steps: 0,
         });
         e
     }
@@ -266,8 +263,8 @@ impl<'a> Executor<'a> {
             && !misses.is_empty()
         {
             let prev = dry.previous.0.get(stage);
-            let step = dry.steps;
-            dry.steps += 1;
+            // One step per stage call with misses: the next number after the last miss's.
+            let step = dry.misses.last().map_or(0, |m| m.step + 1);
             for &i in &misses {
                 let p = &planned[i].plan;
                 dry.misses.push(Miss {

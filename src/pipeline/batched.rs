@@ -97,8 +97,7 @@ pub fn build_batched(
         if let Some(dir) = &run.export {
             return exported(&batcher, dir, run);
         }
-        batcher.submit(progress)?;
-        let outstanding = batcher.outstanding()?.len();
+        let outstanding = batcher.submit(progress)?;
         if outstanding == 0 {
             return Err(BatchedError::Batch(
                 crate::llm::batch::BatchError::Provider {

@@ -5,13 +5,11 @@ use super::*;
 
 impl Batcher {
     /// Polls every outstanding batch once; reads the results of those that finished.
-    pub fn collect(&self, progress: &Progress) -> Result<(), BatchError> {
+    /// Returns how many batches are still outstanding.
+    pub fn collect(&self, progress: &Progress) -> Result<usize, BatchError> {
         let records = self.outstanding()?;
-        if records.is_empty() {
-            return Ok(());
-        }
-        let Some(api) = &self.api else {
-            return Ok(());
+        let Some(api) = self.api.as_ref().filter(|_| !records.is_empty()) else {
+            return Ok(records.len());
         };
         for mut rec in records {
             let Some(id) = rec.id.clone() else {
@@ -194,8 +192,7 @@ impl Batcher {
     pub fn wait(&self, progress: &Progress) -> Result<(), BatchError> {
         let poll = Duration::from_secs_f64(self.cfg.batch.poll_s);
         loop {
-            self.collect(progress)?;
-            if self.outstanding()?.is_empty() {
+            if self.collect(progress)? == 0 {
                 return Ok(());
             }
             let t = Instant::now();

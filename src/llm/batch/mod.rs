@@ -84,8 +84,6 @@ pub struct Batcher {
     api: Option<Api>,
     /// Requests not answered yet are sent interactively (`--finish-interactive`).
     finish_interactive: bool,
-    /// Every batch-capable stage queues (`--batch-export`).
-    all_batch: bool,
     outstanding: Mutex<HashSet<Key>>,
     queue: Mutex<BTreeMap<Key, Queued>>,
     failures: Mutex<BTreeMap<String, store::Failure>>,
@@ -139,10 +137,17 @@ impl Batcher {
         let b = Batcher {
             memo,
             kind: cfg.backend,
-            cfg: cfg.clone(),
+            cfg: LlmConfig {
+                // `--batch-export` queues every stage that has no mode of its own.
+                mode: if flags.export {
+                    LlmMode::Batch
+                } else {
+                    cfg.mode
+                },
+                ..cfg.clone()
+            },
             api,
             finish_interactive: flags.finish_interactive,
-            all_batch: flags.export,
             outstanding: Mutex::default(),
             queue: Mutex::default(),
             failures: Mutex::default(),
@@ -161,15 +166,6 @@ impl Batcher {
                 .is_ok_and(|rs| rs.iter().any(BatchRecord::outstanding))
     }
 
-    fn mode(&self, stage: &str) -> LlmMode {
-        let explicit = self.cfg.stages.get(stage).and_then(|o| o.mode);
-        match explicit {
-            Some(m) => m,
-            None if self.all_batch => LlmMode::Batch,
-            None => self.cfg.mode,
-        }
-    }
-
     /// The answer to a request if the memo has one; `Ok(None)` to send it interactively now;
     /// `Err(Pending)` when it waits for a batch (queued now, or in one already submitted).
     pub fn lookup(&self, stage: &str, body: &Value) -> Result<Option<ChatAnswer>, LlmError> {
@@ -185,7 +181,7 @@ impl Batcher {
         if lock(&self.outstanding).contains(&key) {
             return Err(LlmError::Pending);
         }
-        if self.mode(stage) != LlmMode::Batch {
+        if self.cfg.stage(stage).mode != LlmMode::Batch {
             return Ok(None);
         }
         let id = store::custom_id(&key);
@@ -206,15 +202,16 @@ impl Batcher {
     }
 
     /// Re-reads which requests are in running batches, and the failure counts.
-    pub fn reload(&self) -> Result<(), BatchError> {
-        let keys: HashSet<Key> = store::all(&self.memo)?
+    /// Returns how many batches are outstanding.
+    pub fn reload(&self) -> Result<usize, BatchError> {
+        let running: Vec<BatchRecord> = self.outstanding()?;
+        let keys: HashSet<Key> = running
             .iter()
-            .filter(|r| r.outstanding())
             .flat_map(|r| r.requests.iter().filter_map(|(id, _)| store::key_of(id)))
             .collect();
         *lock(&self.outstanding) = keys;
         *lock(&self.failures) = store::failures(&self.memo)?;
-        Ok(())
+        Ok(running.len())
     }
 
     /// Batches submitted and not collected.

@@ -61,19 +61,14 @@ struct Stored {
 
 /// The memo key of a `custom_id` (its hex), if it is one.
 pub fn key_of(custom_id: &str) -> Option<Key> {
-    if custom_id.len() != 64 {
-        return None;
-    }
-    let mut k = [0u8; 32];
-    for (i, b) in k.iter_mut().enumerate() {
-        *b = u8::from_str_radix(custom_id.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
-    Some(k)
+    blake3::Hash::from_hex(custom_id)
+        .ok()
+        .map(|h| *h.as_bytes())
 }
 
 /// The `custom_id` of a memo key.
 pub fn custom_id(key: &Key) -> String {
-    key.iter().map(|b| format!("{b:02x}")).collect()
+    blake3::Hash::from_bytes(*key).to_hex().to_string()
 }
 
 pub fn save(memo: &Memo, rec: &BatchRecord) -> Result<(), CacheError> {

@@ -33,9 +33,10 @@ impl Batcher {
 
     /// Submits the queued requests as provider batches, split by the per-batch limits; each
     /// batch is on record in the memo before it is created.
-    pub fn submit(&self, progress: &Progress) -> Result<(), BatchError> {
+    /// Returns how many batches are outstanding afterwards.
+    pub fn submit(&self, progress: &Progress) -> Result<usize, BatchError> {
         let Some(api) = &self.api else {
-            return Ok(());
+            return self.reload();
         };
         let (max_requests, max_bytes) = self.limits();
         let chunks = lines::split(self.take_lines(), max_requests, max_bytes);
