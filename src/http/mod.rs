@@ -2,7 +2,10 @@
 //! semaphore, request and token rate limits, per-request timeouts, and retries with backoff.
 
 mod limiter;
+mod multipart;
 mod retry;
+
+pub use multipart::{Part, multipart};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -158,6 +161,23 @@ impl Client {
         self.rt
             .block_on(self.send_with_retries(req, 0, true))
             .map(json_answer)
+    }
+
+    /// `send` for a request given by its parts; returns the JSON body.
+    pub fn call(
+        &self,
+        method: reqwest::Method,
+        url: &str,
+        headers: &[(&str, String)],
+        body: Body,
+    ) -> Result<serde_json::Value, HttpError> {
+        let req = Request {
+            method,
+            url,
+            headers,
+            body,
+        };
+        Ok(self.send(&req)?.body)
     }
 
     /// Sends a request whose answer is not JSON (a file download) and returns its bytes, with

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::config::PublishConfig;
-use crate::http::{Body, Client, Request};
+use crate::http::{Body, Client, Part};
 use crate::publish::PublishError;
 
 /// The beta the Skills API requires.
@@ -51,14 +51,7 @@ impl SkillsApi {
 
     fn call(&self, method: reqwest::Method, path: &str, body: Body) -> Result<Value, PublishError> {
         let url = format!("{}{path}", self.base);
-        let headers = self.headers();
-        let req = Request {
-            method,
-            url: &url,
-            headers: &headers,
-            body,
-        };
-        Ok(self.client.send(&req)?.body)
+        Ok(self.client.call(method, &url, &self.headers(), body)?)
     }
 
     /// `POST /v1/skills`: returns the new skill's id and version.
@@ -150,38 +143,20 @@ fn field(v: &Value, name: &str) -> Result<String, PublishError> {
 
 /// A `multipart/form-data` body: `display_title` (when given), then one `files[]` part per file.
 pub fn multipart<'a>(display_title: Option<&str>, files: &[UploadFile]) -> Body<'a> {
-    // Derived from the contents, so no file can contain it by chance.
-    let mut h = blake3::Hasher::new();
-    for (name, bytes) in files {
-        h.update(name.as_bytes());
-        h.update(bytes);
-    }
-    let boundary = format!("c2s-{}", crate::hash::short_hash(&h.finalize()));
-    let mut body: Vec<u8> = Vec::new();
-    if let Some(t) = display_title {
-        body.extend_from_slice(
-            format!(
-                "--{boundary}\r\nContent-Disposition: form-data; name=\"display_title\"\r\n\r\n{t}\r\n"
-            )
-            .as_bytes(),
-        );
-    }
-    for (name, bytes) in files {
-        body.extend_from_slice(
-            format!(
-                "--{boundary}\r\nContent-Disposition: form-data; name=\"files[]\"; filename=\"{name}\"\r\nContent-Type: {}\r\n\r\n",
-                content_type(name)
-            )
-            .as_bytes(),
-        );
-        body.extend_from_slice(bytes);
-        body.extend_from_slice(b"\r\n");
-    }
-    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
-    Body::Raw {
-        content_type: format!("multipart/form-data; boundary={boundary}"),
-        bytes: body,
-    }
+    let title = display_title.map(|t| Part {
+        name: "display_title",
+        file: None,
+        bytes: t.as_bytes(),
+    });
+    let parts: Vec<Part> = title
+        .into_iter()
+        .chain(files.iter().map(|(name, bytes)| Part {
+            name: "files[]",
+            file: Some((name.as_str(), content_type(name))),
+            bytes,
+        }))
+        .collect();
+    crate::http::multipart(&parts)
 }
 
 fn content_type(name: &str) -> &'static str {

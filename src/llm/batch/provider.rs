@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::lines::OPENAI_ENDPOINT;
 use super::store::BatchRecord;
 use crate::config::LlmBackendKind;
-use crate::http::{Body, Client, HttpError, Request};
+use crate::http::{Body, Client, HttpError, Part, Request};
 use crate::llm::wire;
 
 /// Per-batch limits of the provider: requests and input bytes.
@@ -51,15 +51,9 @@ impl Api {
     }
 
     fn call(&self, method: reqwest::Method, path: &str, body: Body) -> Result<Value, HttpError> {
-        let url = format!("{}{path}", self.base);
         let headers = wire::headers(self.kind, self.client.key());
-        let req = Request {
-            method,
-            url: &url,
-            headers: &headers,
-            body,
-        };
-        Ok(self.client.send(&req)?.body)
+        self.client
+            .call(method, &format!("{}{path}", self.base), &headers, body)
     }
 
     fn download(&self, path: &str) -> Result<Vec<u8>, HttpError> {
@@ -235,24 +229,24 @@ impl Api {
 
 /// The `multipart/form-data` upload of a batch input file (`purpose=batch`).
 fn upload<'a>(local: &str, lines: &[Vec<u8>]) -> Body<'a> {
-    let mut h = blake3::Hasher::new();
+    let mut file = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
     for l in lines {
-        h.update(l);
+        file.extend_from_slice(l);
+        file.push(b'\n');
     }
-    let boundary = format!("c2s-{}", crate::hash::short_hash(&h.finalize()));
-    let mut body = format!(
-        "--{boundary}\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nbatch\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"c2s-batch-{local}.jsonl\"\r\nContent-Type: application/jsonl\r\n\r\n"
-    )
-    .into_bytes();
-    for l in lines {
-        body.extend_from_slice(l);
-        body.push(b'\n');
-    }
-    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-    Body::Raw {
-        content_type: format!("multipart/form-data; boundary={boundary}"),
-        bytes: body,
-    }
+    let filename = format!("c2s-batch-{local}.jsonl");
+    crate::http::multipart(&[
+        Part {
+            name: "purpose",
+            file: None,
+            bytes: b"batch",
+        },
+        Part {
+            name: "file",
+            file: Some((&filename, "application/jsonl")),
+            bytes: &file,
+        },
+    ])
 }
 
 fn field(v: &Value, name: &str) -> Result<String, String> {
