@@ -250,15 +250,11 @@ fn no_wait_submits_and_exits_and_a_plain_build_collects_instead_of_calling() {
     assert!(o.status.success(), "{}", err(&o));
     assert_eq!(tree(tmp.path()), want);
     assert_eq!(server.created().len(), 1);
-    let card_calls = server
-        .calls()
-        .iter()
-        .filter(|c| {
-            c.path == "/v1/chat/completions"
-                && String::from_utf8_lossy(&c.body).contains("catalog cards")
-        })
-        .count();
-    assert_eq!(card_calls, 0, "cards came from the batch");
+    assert_eq!(
+        server.interactive_calls("card"),
+        0,
+        "cards came from the batch"
+    );
     assert!(
         server.interactive() > 0,
         "the other stages ran interactively"
@@ -281,15 +277,8 @@ fn finish_interactive_cancels_keeps_what_finished_and_calls_for_the_rest() {
         "one cancel"
     );
     assert_eq!(tree(tmp.path()), want);
-    let card_calls = server
-        .calls()
-        .iter()
-        .filter(|c| {
-            c.path == "/v1/messages" && String::from_utf8_lossy(&c.body).contains("catalog cards")
-        })
-        .count();
     assert_eq!(
-        card_calls,
+        server.interactive_calls("card"),
         DOCS - DOCS / 2,
         "only the cards the cancelled batch did not finish"
     );

@@ -6,12 +6,12 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io::BufReader;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use crate::llm_server::{Request, answer, find_header, read_raw, respond};
+use crate::llm_server::{Request, answer, find_header, listen, read_raw, respond};
 use crate::skills_server::multipart_parts;
 
 /// What happens to one created batch.
@@ -74,19 +74,13 @@ pub struct BatchServer {
 
 impl BatchServer {
     pub fn start() -> BatchServer {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let server = BatchServer {
-            url: format!("http://{}", listener.local_addr().unwrap()),
-            state: Arc::default(),
-        };
-        let s = server.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let s = s.clone();
-                std::thread::spawn(move || s.serve(stream));
-            }
-        });
-        server
+        listen(
+            |url| BatchServer {
+                url,
+                state: Arc::default(),
+            },
+            BatchServer::serve,
+        )
     }
 
     /// Plans for the next created batches, in order (then `Complete`).
@@ -158,6 +152,27 @@ impl BatchServer {
     pub fn interactive(&self) -> usize {
         self.count("POST", "/v1/chat/completions") + self.count("POST", "/v1/messages")
             - self.count("POST", "/v1/messages/batches")
+    }
+
+    /// Interactive chat calls of one stage (`card`, `summary`, …).
+    pub fn interactive_calls(&self, stage: &str) -> usize {
+        self.calls()
+            .into_iter()
+            .filter(|c| {
+                c.method == "POST"
+                    && matches!(c.path.as_str(), "/v1/chat/completions" | "/v1/messages")
+            })
+            .filter(|c| {
+                let body = serde_json::from_slice(&c.body).unwrap_or(Value::Null);
+                Request {
+                    path: c.path.clone(),
+                    headers: vec![],
+                    body,
+                }
+                .stage()
+                    == stage
+            })
+            .count()
     }
 
     fn serve(&self, stream: TcpStream) {

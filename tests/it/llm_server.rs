@@ -110,21 +110,14 @@ pub struct Server {
 
 impl Server {
     pub fn start() -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let server = Server {
-            url,
-            state: Arc::new(Mutex::new(State::default())),
-            answered: Arc::new(AtomicUsize::new(0)),
-        };
-        let s = server.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let s = s.clone();
-                std::thread::spawn(move || s.serve(stream));
-            }
-        });
-        server
+        listen(
+            |url| Server {
+                url,
+                state: Arc::new(Mutex::new(State::default())),
+                answered: Arc::new(AtomicUsize::new(0)),
+            },
+            Server::serve,
+        )
     }
 
     /// Queues faults for the next requests of one stage.
@@ -228,6 +221,24 @@ impl Server {
             }
         }
     }
+}
+
+/// Binds a loopback port, makes the server from its URL, and serves each connection on its own
+/// thread (also used by the Skills API and batch servers).
+pub fn listen<S: Clone + Send + 'static>(
+    make: impl FnOnce(String) -> S,
+    serve: fn(&S, TcpStream),
+) -> S {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let server = make(format!("http://{}", listener.local_addr().unwrap()));
+    let s = server.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let s = s.clone();
+            std::thread::spawn(move || serve(&s, stream));
+        }
+    });
+    server
 }
 
 /// One HTTP/1.1 request as it came: method, path, headers and body bytes (also used by the

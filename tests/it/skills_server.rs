@@ -5,12 +5,12 @@
 
 use std::collections::BTreeMap;
 use std::io::BufReader;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use crate::llm_server::{find_header, read_raw, respond};
+use crate::llm_server::{find_header, listen, read_raw, respond};
 
 /// One request as received (uploads parsed).
 #[derive(Debug, Clone)]
@@ -59,24 +59,18 @@ pub struct SkillsServer {
 
 impl SkillsServer {
     pub fn start(key: &str) -> SkillsServer {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let server = SkillsServer {
-            url: format!("http://{}", listener.local_addr().unwrap()),
-            key: key.to_string(),
-            state: Arc::new(Mutex::new(State {
-                max_body: 8 * 1024 * 1024,
-                next: 1_759_178_010_641_129,
-                ..State::default()
-            })),
-        };
-        let s = server.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let s = s.clone();
-                std::thread::spawn(move || s.serve(stream));
-            }
-        });
-        server
+        listen(
+            |url| SkillsServer {
+                url,
+                key: key.to_string(),
+                state: Arc::new(Mutex::new(State {
+                    max_body: 8 * 1024 * 1024,
+                    next: 1_759_178_010_641_129,
+                    ..State::default()
+                })),
+            },
+            SkillsServer::serve,
+        )
     }
 
     pub fn calls(&self) -> Vec<Call> {
