@@ -55,9 +55,9 @@ pub enum BuildError {
         context: String,
         source: crate::llm::LlmError,
     },
-    /// The LLM backend could not be set up or used (serve-phase agent, client setup).
+    /// The LLM backend could not be set up from the config.
     #[error("LLM backend failed: {0}")]
-    Llm(String),
+    LlmSetup(#[from] crate::llm::SetupError),
     #[error("cache: {0}")]
     Cache(#[from] crate::db::cache::CacheError),
     /// A broken internal promise (a stage returned the wrong number of results, a thread

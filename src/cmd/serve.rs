@@ -132,8 +132,8 @@ fn agent_ask(
         out,
         loaded.config.agent.max_turns,
     )
-    .map_err(BuildError::Llm)?;
-    let r = agent.ask(&args.question).map_err(BuildError::Llm)?;
+    .map_err(ServeError::from)?;
+    let r = agent.ask(&args.question).map_err(ServeError::from)?;
     if let Some(path) = &args.trace {
         let json = serde_json::to_string_pretty(&r)?;
         std::fs::write(path, json).map_err(|e| BuildError::io("cannot write", path, e))?;
@@ -186,8 +186,6 @@ fn require_output(out: &Path) -> Result<(), Error> {
 pub fn mcp_cmd(args: &McpArgs) -> Result<u8, Error> {
     let target = serve_target(&args.target)?;
     require_output(&target.out)?;
-    let stdin = std::io::stdin();
-    crate::serve::mcp::serve(&target.out, stdin.lock(), std::io::stdout())
-        .map_err(ServeError::Mcp)?;
+    crate::serve::mcp::serve(&target.out)?;
     Ok(EXIT_OK)
 }

@@ -456,7 +456,7 @@ mod tests {
         let mut ex = Executor::new(&memo);
         let r = ex.run("t", &items, plan_of, |i| {
             if *i == 49 {
-                Err(BuildError::Llm("boom".into()))
+                Err(BuildError::Internal("boom".into()))
             } else {
                 Ok(Json(*i))
             }

@@ -157,7 +157,7 @@ pub fn run(
                 &opts.out_dir,
                 opts.loaded.config.agent.max_turns,
             )
-            .map_err(BuildError::Llm)?,
+            .map_err(crate::serve::ServeError::from)?,
         ),
         false => None,
     };

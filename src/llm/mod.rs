@@ -160,6 +160,17 @@ impl RepartitionInput {
     }
 }
 
+/// Why the LLM backend cannot be set up from the config.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error(
+        "llm.base_url must be set for the openai backend\n  help: set [llm] base_url to the API root, e.g. \"https://api.openai.com/v1\" or a local server's \"http://127.0.0.1:8080/v1\""
+    )]
+    NoBaseUrl,
+    #[error(transparent)]
+    Client(#[from] crate::http::HttpError),
+}
+
 /// Why an LLM stage failed.
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {

@@ -9,7 +9,9 @@ use serde::Serialize;
 use super::batch::Batcher;
 use super::prompts::{Prompt, fill, prompt, stage_prompt_id};
 use super::wire::{self, ChatRequest};
-use super::{Card, CardInput, Change, ClusterInput, Llm, LlmError, RepartitionInput, Tags, parse};
+use super::{
+    Card, CardInput, Change, ClusterInput, Llm, LlmError, RepartitionInput, SetupError, Tags, parse,
+};
 use crate::config::{LlmBackendKind, LlmConfig};
 use crate::http::Client;
 use crate::text::clip_chars;
@@ -47,10 +49,9 @@ pub struct Remote {
 }
 
 impl Remote {
-    pub fn new(cfg: &LlmConfig) -> Result<Remote, String> {
+    pub fn new(cfg: &LlmConfig) -> Result<Remote, SetupError> {
         let base = wire::base_url(cfg.backend, cfg.base_url.as_deref())?;
-        let client =
-            Client::new(&cfg.limits, cfg.api_key_env.as_deref()).map_err(|e| e.to_string())?;
+        let client = Client::new(&cfg.limits, cfg.api_key_env.as_deref())?;
         Ok(Remote {
             kind: cfg.backend,
             client,

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use super::SetupError;
 use crate::config::LlmBackendKind;
 
 /// The Anthropic API version header value.
@@ -82,11 +83,11 @@ pub fn body(kind: LlmBackendKind, r: &ChatRequest) -> Value {
 }
 
 /// The API root for a config: `base_url`, or Anthropic's own for the anthropic backend.
-pub fn base_url(kind: LlmBackendKind, base_url: Option<&str>) -> Result<String, String> {
+pub fn base_url(kind: LlmBackendKind, base_url: Option<&str>) -> Result<String, SetupError> {
     match (kind, base_url) {
         (_, Some(b)) => Ok(b.to_string()),
         (LlmBackendKind::Anthropic, None) => Ok("https://api.anthropic.com".to_string()),
-        (_, None) => Err("llm.base_url must be set for the openai backend".into()),
+        (_, None) => Err(SetupError::NoBaseUrl),
     }
 }
 

@@ -33,7 +33,7 @@ impl Backends {
         let llm: Box<dyn Llm> = match c.llm.backend {
             LlmBackendKind::Extractive => Box::new(Extractive),
             LlmBackendKind::Openai | LlmBackendKind::Anthropic => {
-                let remote = crate::llm::Remote::new(&c.llm).map_err(BuildError::Llm)?;
+                let remote = crate::llm::Remote::new(&c.llm)?;
                 Box::new(match batcher {
                     Some(b) => remote.with_batcher(b),
                     None => remote,

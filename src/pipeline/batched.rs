@@ -100,10 +100,7 @@ pub fn build_batched(
         let outstanding = batcher.submit(progress)?;
         if outstanding == 0 {
             return Err(BatchedError::Batch(
-                crate::llm::batch::BatchError::Provider {
-                    what: "the batched build".into(),
-                    message: "requests wait for a batch, but none is outstanding".into(),
-                },
+                crate::llm::batch::BatchError::NothingOutstanding,
             ));
         }
         if run.no_wait {
@@ -132,10 +129,9 @@ fn exported(
 ) -> Result<Outcome, BatchedError> {
     let files = batcher.export(dir)?;
     if files.is_empty() {
-        return Err(BatchedError::Batch(crate::llm::batch::BatchError::Provider {
-            what: "--batch-export".into(),
-            message: "requests wait for batches submitted to the provider; collect them with `c2s build` first".into(),
-        }));
+        return Err(BatchedError::Batch(
+            crate::llm::batch::BatchError::ExportWhileSubmitted,
+        ));
     }
     let batch = batcher.summary();
     Ok(Outcome::Incomplete(Incomplete {

@@ -9,10 +9,28 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::tools::{Tools, specs};
+use super::tools::{ToolError, Tools, specs};
 use crate::config::{LlmBackendKind, LlmConfig, StageSettings};
-use crate::http::Client;
-use crate::llm::wire;
+use crate::http::{Client, HttpError};
+use crate::llm::{SetupError, wire};
+
+/// Why the agent could not start or finish a question.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error(
+        "the agent needs an LLM: set [llm] backend = \"openai\" or \"anthropic\" (or use --offline)"
+    )]
+    NoLlm,
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    #[error("cannot open the output: {0}")]
+    Output(#[from] ToolError),
+    #[error(transparent)]
+    Http(#[from] HttpError),
+    /// The API answered with something that is not a reply of its protocol.
+    #[error("{url}: {message}")]
+    Reply { url: String, message: String },
+}
 
 /// The system prompt: grounding rule, navigation habits, answer format.
 pub const SYSTEM_PROMPT: &str = include_str!("agent_prompt.txt");
@@ -76,16 +94,15 @@ pub struct Agent {
 
 impl Agent {
     /// Opens the output and the configured model (`[llm]`, with `[llm.stages.agent]` overrides).
-    pub fn new(cfg: &LlmConfig, out: &Path, max_turns: usize) -> Result<Agent, String> {
+    pub fn new(cfg: &LlmConfig, out: &Path, max_turns: usize) -> Result<Agent, AgentError> {
         if cfg.backend == LlmBackendKind::Extractive {
-            return Err("the agent needs an LLM: set [llm] backend = \"openai\" or \"anthropic\" (or use --offline)".into());
+            return Err(AgentError::NoLlm);
         }
         let base = wire::base_url(cfg.backend, cfg.base_url.as_deref())?;
-        let tools = Tools::open(out).map_err(|e| e.to_string())?;
+        let tools = Tools::open(out)?;
         Ok(Agent {
             kind: cfg.backend,
-            client: Client::new(&cfg.limits, cfg.api_key_env.as_deref())
-                .map_err(|e| e.to_string())?,
+            client: Client::new(&cfg.limits, cfg.api_key_env.as_deref())?,
             url: wire::endpoint(cfg.backend, &base),
             settings: cfg.stage("agent"),
             max_turns: max_turns.max(1),
@@ -104,7 +121,7 @@ impl Agent {
     }
 
     /// Runs the loop for one question.
-    pub fn ask(&self, question: &str) -> Result<AgentAnswer, String> {
+    pub fn ask(&self, question: &str) -> Result<AgentAnswer, AgentError> {
         let clock = Instant::now();
         let mut out = AgentAnswer::default();
         let mut messages = vec![json!({"role": "user", "content": self.opening(question)})];
@@ -241,15 +258,15 @@ impl Agent {
         b
     }
 
-    fn call(&self, messages: &[Value]) -> Result<wire::Reply, String> {
+    fn call(&self, messages: &[Value]) -> Result<wire::Reply, AgentError> {
         let body = self.body(messages);
         let headers = wire::headers(self.kind, self.client.key());
         let est = (body.to_string().len() / 4) as u64 + self.settings.max_output_tokens as u64;
-        let a = self
-            .client
-            .post_json(&self.url, &headers, &body, est)
-            .map_err(|e| e.to_string())?;
-        wire::reply(self.kind, &a.body).map_err(|m| format!("{}: {m}", self.url))
+        let a = self.client.post_json(&self.url, &headers, &body, est)?;
+        wire::reply(self.kind, &a.body).map_err(|message| AgentError::Reply {
+            url: self.url.clone(),
+            message,
+        })
     }
 
     fn push_results(&self, messages: &mut Vec<Value>, results: Vec<(String, String, bool)>) {

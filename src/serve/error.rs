@@ -5,7 +5,8 @@ use std::path::PathBuf;
 /// Errors in opening a compiled output for serving (`ask`, `mcp`, `eval`).
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
-    /// The MCP server's stdio failed (the client went away mid-message, a closed pipe).
+    /// The MCP session failed: the client's handshake was refused, or stdio broke (the client
+    /// went away mid-message, a closed pipe).
     #[error("MCP server: {0}")]
     Mcp(String),
     #[error(
@@ -22,6 +23,9 @@ pub enum ServeError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// The LLM agent could not be set up, or failed on a question.
+    #[error("LLM backend failed: {0}")]
+    Agent(#[from] super::agent::AgentError),
     #[error("cannot embed the question the way {out} was built: {message}\n  help: {help}")]
     Embedder {
         out: PathBuf,

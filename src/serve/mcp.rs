@@ -1,125 +1,212 @@
-//! `c2s mcp`: a Model Context Protocol server over stdio (JSON-RPC 2.0, one message per line,
-//! protocol version 2025-06-18) exposing the agent's tools and the top-level skills as resources.
+//! `c2s mcp`: a Model Context Protocol server on stdio, built on `rmcp` (the protocol's official
+//! Rust SDK), exposing the agent's sandboxed tools and the top-level skills as resources.
+//!
+//! The SDK owns the protocol: the `initialize` handshake and version negotiation, JSON-RPC
+//! framing, `ping`, cancellation and the error codes for unknown methods. This module only maps
+//! the output's tools ([`Tools`]) and skills onto it.
 
-use std::io::{BufRead, Write};
 use std::path::Path;
+use std::sync::Arc;
 
-use serde_json::{Value, json};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
 
+use super::ServeError;
 use super::agent::top_skills;
 use super::tools::{Tools, specs};
 
-/// The protocol version this server speaks.
-pub const PROTOCOL_VERSION: &str = "2025-06-18";
+/// The scheme of the resources this server lists: `c2s://skills/<name>/SKILL.md`.
+const URI_SCHEME: &str = "c2s://";
 
-/// Serves until stdin closes.
-pub fn serve(out: &Path, input: impl BufRead, mut output: impl Write) -> Result<(), String> {
-    let tools = Tools::open(out).map_err(|e| e.to_string())?;
-    let server = Server { tools };
-    for line in input.lines() {
-        let line = line.map_err(|e| format!("stdin: {e}"))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        if let Some(reply) = server.handle(&line) {
-            writeln!(output, "{reply}").map_err(|e| format!("stdout: {e}"))?;
-            output.flush().map_err(|e| format!("stdout: {e}"))?;
-        }
-    }
-    Ok(())
+/// Serves the output at `out` on stdin/stdout until the client closes stdin.
+pub fn serve(out: &Path) -> Result<(), ServeError> {
+    let server = McpServer::open(out)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ServeError::Mcp(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(async {
+        let running = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| ServeError::Mcp(e.to_string()))?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| ServeError::Mcp(e.to_string()))?;
+        Ok(())
+    })
 }
 
-struct Server {
+/// The server's state: the tools bound to one output, and their descriptions for `tools/list`.
+pub struct McpServer {
     tools: Tools,
+    listed: Vec<Tool>,
 }
 
-impl Server {
-    /// One incoming line; `None` for notifications.
-    fn handle(&self, line: &str) -> Option<Value> {
-        let msg: Value = match serde_json::from_str(line) {
-            Ok(v) => v,
-            Err(e) => return Some(error(Value::Null, -32700, &format!("parse error: {e}"))),
-        };
-        let id = msg.get("id").cloned();
-        let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
-        let id = id?; // notifications (no id) get no reply
-        let params = msg.get("params").cloned().unwrap_or(json!({}));
-        Some(match method {
-            "initialize" => ok(id, self.initialize()),
-            "ping" => ok(id, json!({})),
-            "tools/list" => ok(id, tools_list()),
-            "tools/call" => self.tools_call(id, &params),
-            "resources/list" => ok(id, self.resources_list()),
-            "resources/read" => self.resources_read(id, &params),
-            other => error(id, -32601, &format!("method not found: {other}")),
+impl McpServer {
+    /// Opens the output at `out`.
+    pub fn open(out: &Path) -> Result<Self, ServeError> {
+        let tools = Tools::open(out).map_err(|e| ServeError::NotOutput {
+            path: out.to_path_buf(),
+            why: e.to_string(),
+        })?;
+        Ok(Self {
+            tools,
+            listed: tool_list(),
         })
     }
 
-    fn initialize(&self) -> Value {
-        json!({
-            "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": {"tools": {"listChanged": false}, "resources": {"listChanged": false}},
-            "serverInfo": {"name": "c2s", "version": env!("CARGO_PKG_VERSION")},
-            "instructions": super::agent::SYSTEM_PROMPT,
-        })
-    }
-
-    fn tools_call(&self, id: Value, params: &Value) -> Value {
-        let Some(name) = params.get("name").and_then(Value::as_str) else {
-            return error(id, -32602, "tools/call needs `name`");
-        };
-        if !specs().iter().any(|(n, _, _)| *n == name) {
-            return error(id, -32602, &format!("unknown tool: {name}"));
+    /// `tools/call`: a tool's failure (a refused path, a missing document) goes back to the
+    /// model as a result with `isError`, the way the agent loop sees it.
+    fn call(&self, params: &CallToolRequestParams) -> Result<CallToolResult, ErrorData> {
+        let name = params.name.as_ref();
+        if !self.listed.iter().any(|t| t.name == name) {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool: {name}"),
+                None,
+            ));
         }
-        let args = params.get("arguments").cloned().unwrap_or(json!({}));
-        let (text, is_error) = match self.tools.call(name, &args) {
-            Ok(t) => (t, false),
-            Err(e) => (e.to_string(), true),
-        };
-        ok(
-            id,
-            json!({"content": [{"type": "text", "text": text}], "isError": is_error}),
-        )
+        let args = Value::Object(params.arguments.clone().unwrap_or_default());
+        Ok(match self.tools.call(name, &args) {
+            Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
+        })
     }
 
-    fn resources_list(&self) -> Value {
-        let resources: Vec<Value> = top_skills(&self.tools)
+    /// `resources/list`: one resource per top-level skill.
+    fn resources(&self) -> Vec<Resource> {
+        top_skills(&self.tools)
             .into_iter()
-            .map(|(name, desc)| {
-                json!({"uri": format!("c2s://skills/{name}/SKILL.md"), "name": name,
-                       "description": desc, "mimeType": "text/markdown"})
+            .map(|(name, description)| {
+                Resource::new(format!("{URI_SCHEME}skills/{name}/SKILL.md"), name)
+                    .with_description(description)
+                    .with_mime_type("text/markdown")
             })
-            .collect();
-        json!({"resources": resources})
+            .collect()
     }
 
-    fn resources_read(&self, id: Value, params: &Value) -> Value {
-        let uri = params.get("uri").and_then(Value::as_str).unwrap_or("");
-        let Some(rel) = uri.strip_prefix("c2s://") else {
-            return error(id, -32602, &format!("unknown resource uri: {uri}"));
+    /// `resources/read`: any file the `cat` tool may read, by `c2s://<path>`.
+    fn read(&self, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+        let Some(rel) = uri.strip_prefix(URI_SCHEME) else {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown resource uri: {uri} (this server's resources start with {URI_SCHEME})"
+                ),
+                None,
+            ));
         };
-        match self.tools.cat(rel) {
-            Ok(text) => ok(
-                id,
-                json!({"contents": [{"uri": uri, "mimeType": "text/markdown", "text": text}]}),
-            ),
-            Err(e) => error(id, -32002, &format!("resource not found: {e}")),
+        let text = self
+            .tools
+            .cat(rel)
+            .map_err(|e| ErrorData::resource_not_found(format!("resource not found: {e}"), None))?;
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(text, uri).with_mime_type("text/markdown"),
+        ]))
+    }
+}
+
+/// The tools as MCP describes them; every one only reads the output.
+fn tool_list() -> Vec<Tool> {
+    specs()
+        .into_iter()
+        .map(|(name, description, schema)| {
+            let Value::Object(schema) = schema else {
+                unreachable!("every tool's parameters are a JSON object schema")
+            };
+            Tool::new(name, description, Arc::new(schema)).with_annotations(
+                ToolAnnotations::new()
+                    .read_only(true)
+                    .destructive(false)
+                    .idempotent(true)
+                    .open_world(false),
+            )
+        })
+        .collect()
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("c2s", env!("CARGO_PKG_VERSION")))
+        .with_instructions(super::agent::SYSTEM_PROMPT)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.listed.clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.listed.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.call(&request).map(Into::into)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(self.resources()))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.read(&request.uri).map(Into::into)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_schema_is_an_object_and_read_only() {
+        let tools = tool_list();
+        assert_eq!(tools.len(), specs().len());
+        for t in &tools {
+            assert_eq!(t.input_schema.get("type"), Some(&Value::from("object")));
+            assert_eq!(
+                t.annotations.as_ref().and_then(|a| a.read_only_hint),
+                Some(true)
+            );
         }
     }
-}
 
-fn tools_list() -> Value {
-    let tools: Vec<Value> = specs()
-        .into_iter()
-        .map(|(n, d, p)| json!({"name": n, "description": d, "inputSchema": p}))
-        .collect();
-    json!({"tools": tools})
-}
-
-fn ok(id: Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
-}
-
-fn error(id: Value, code: i64, message: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+    #[test]
+    fn a_folder_without_an_output_is_refused_before_serving() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = McpServer::open(&dir.path().join("missing"))
+            .err()
+            .expect("no output there");
+        assert!(
+            err.to_string().contains("not a compiled c2s output"),
+            "{err}"
+        );
+    }
 }

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::common::{c2s, ok, repo, stderr};
 use crate::llm_server::Server;
-use crate::serve::{oa_text, oa_tools, rpc, spawn_mcp};
+use crate::serve::{mcp_handshake, oa_text, oa_tools, rpc, spawn_mcp};
 
 /// A long document: `n` paragraphs of distinct words; paragraph `special` carries `phrase`.
 fn long_doc(n: usize, special: usize, phrase: &str) -> String {
@@ -140,6 +140,7 @@ fn search_is_a_tool_over_mcp_and_in_the_agent_loop() {
     let tmp = tempfile::tempdir().unwrap();
     let out = crate::skill_pack::build_small(tmp.path());
     let (mut child, mut stdin, mut stdout) = spawn_mcp(out.to_str().unwrap(), tmp.path());
+    mcp_handshake(&mut stdin, &mut stdout, "2025-06-18");
     let list = rpc(
         &mut stdin,
         &mut stdout,

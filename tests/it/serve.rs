@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use c2s::serve::tools::Tools;
 use serde_json::{Value, json};
 
-use crate::common::{build_example, files, repo};
+use crate::common::{build_example, c2s, files, repo, stderr};
 use crate::llm_server::Server;
 
 fn first_skill(out: &Path) -> String {
@@ -367,6 +367,24 @@ pub fn spawn_mcp(
     (child, stdin, stdout)
 }
 
+/// The client's side of the MCP handshake: `initialize` at `version`, then `initialized`.
+/// Returns the server's `initialize` result.
+pub fn mcp_handshake(stdin: &mut impl Write, stdout: &mut impl BufRead, version: &str) -> Value {
+    let init = rpc(
+        stdin,
+        stdout,
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}),
+    );
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    )
+    .unwrap();
+    init["result"].clone()
+}
+
 pub fn rpc(stdin: &mut impl Write, stdout: &mut impl BufRead, msg: Value) -> Value {
     writeln!(stdin, "{msg}").unwrap();
     stdin.flush().unwrap();
@@ -380,21 +398,17 @@ fn mcp_server_handshake_lists_and_calls_tools() {
     let tmp = tempfile::tempdir().unwrap();
     let (out, _) = build_example(tmp.path());
     let (mut child, mut stdin, mut stdout) = spawn_mcp(out.to_str().unwrap(), &repo());
-    let init = rpc(
-        &mut stdin,
-        &mut stdout,
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}),
+    let init = mcp_handshake(&mut stdin, &mut stdout, "2025-06-18");
+    assert_eq!(init["protocolVersion"], "2025-06-18");
+    assert_eq!(init["serverInfo"]["name"], "c2s");
+    assert!(init["capabilities"]["tools"].is_object());
+    assert!(init["capabilities"]["resources"].is_object());
+    assert!(
+        init["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("get_document")
     );
-    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
-    assert_eq!(init["result"]["serverInfo"]["name"], "c2s");
-    assert!(init["result"]["capabilities"]["tools"].is_object());
-    writeln!(
-        stdin,
-        "{}",
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    )
-    .unwrap();
     let list = rpc(
         &mut stdin,
         &mut stdout,
@@ -408,6 +422,10 @@ fn mcp_server_handshake_lists_and_calls_tools() {
         .collect();
     assert_eq!(names, ["ls", "cat", "grep", "search", "get_document"]);
     assert!(list["result"]["tools"][1]["inputSchema"]["required"].is_array());
+    assert_eq!(
+        list["result"]["tools"][1]["annotations"]["readOnlyHint"],
+        true
+    );
     let id = first_doc(&out);
     let doc = rpc(
         &mut stdin,
@@ -456,8 +474,93 @@ fn mcp_server_handshake_lists_and_calls_tools() {
         json!({"jsonrpc": "2.0", "id": 7, "method": "nope"}),
     );
     assert_eq!(unknown["error"]["code"], -32601);
+    let no_tool = rpc(
+        &mut stdin,
+        &mut stdout,
+        json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+        "params": {"name": "rm", "arguments": {}}}),
+    );
+    assert_eq!(no_tool["error"]["code"], -32602, "{no_tool}");
+    let missing = rpc(
+        &mut stdin,
+        &mut stdout,
+        json!({"jsonrpc": "2.0", "id": 9, "method": "resources/read", "params": {"uri": "c2s://skills/nope/SKILL.md"}}),
+    );
+    assert_eq!(missing["error"]["code"], -32002, "{missing}");
     drop(stdin);
     assert!(child.wait().unwrap().success());
+}
+
+/// The SDK's lifecycle: a request before `initialize` is answered with an error (and the
+/// session stays open for the handshake), `ping` works before it, and a client asking for a
+/// version the server does not know is offered one it does.
+#[test]
+fn mcp_server_answers_before_the_handshake_and_negotiates_the_version() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, _) = build_example(tmp.path());
+    let (mut child, mut stdin, mut stdout) = spawn_mcp(out.to_str().unwrap(), &repo());
+    let early = rpc(
+        &mut stdin,
+        &mut stdout,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    );
+    assert_eq!(early["id"], 1);
+    assert!(early["error"]["message"].is_string(), "{early}");
+    let ping = rpc(
+        &mut stdin,
+        &mut stdout,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+    );
+    assert_eq!(ping["result"], json!({}), "{ping}");
+    let init = mcp_handshake(&mut stdin, &mut stdout, "1999-01-01");
+    let offered = init["protocolVersion"].as_str().unwrap();
+    assert!(
+        offered.starts_with("20") && offered != "1999-01-01",
+        "{init}"
+    );
+    let list = rpc(
+        &mut stdin,
+        &mut stdout,
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}),
+    );
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 5);
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+/// A 2026-07-28 client skips the handshake and names the version in each request's `_meta`.
+#[test]
+fn mcp_serves_a_stateless_client_without_the_handshake() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, _) = build_example(tmp.path());
+    let (mut child, mut stdin, mut stdout) = spawn_mcp(out.to_str().unwrap(), &repo());
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}});
+    let found = rpc(
+        &mut stdin,
+        &mut stdout,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}}),
+    );
+    let versions = found["result"]["supportedVersions"].as_array().unwrap();
+    assert!(versions.contains(&json!("2025-06-18")), "{found}");
+    let id = first_doc(&out);
+    let doc = rpc(
+        &mut stdin,
+        &mut stdout,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "get_document", "arguments": {"id": id}, "_meta": meta}}),
+    );
+    assert_eq!(doc["result"]["isError"], false, "{doc}");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn mcp_refuses_a_folder_that_is_not_an_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = c2s(tmp.path(), &["mcp", "--out", "nowhere"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("c2s build"), "{}", stderr(&o));
 }
 
 #[test]

@@ -17,9 +17,9 @@ impl Batcher {
                 continue;
             };
             let what = format!("batch {id}");
-            let status = api.poll(&id).map_err(|message| BatchError::Provider {
+            let status = api.poll(&id).map_err(|source| BatchError::Provider {
                 what: what.clone(),
-                message,
+                source,
             })?;
             if (status.status.as_str(), status.done, status.failed)
                 != (rec.status.as_str(), rec.done, rec.failed)
@@ -42,7 +42,7 @@ impl Batcher {
             if status.terminal {
                 let files = api
                     .results(&id, &status)
-                    .map_err(|message| BatchError::Provider { what, message })?;
+                    .map_err(|source| BatchError::Provider { what, source })?;
                 self.read_results(&mut rec, &status, &files, progress)?;
                 rec.collected = true;
             }
@@ -61,14 +61,14 @@ impl Batcher {
         progress: &Progress,
     ) -> Result<(), BatchError> {
         if rec.input_file_id.is_some() {
-            let save = |r: &BatchRecord| store::save(&self.memo, r).map_err(|e| e.to_string());
+            let save = |r: &BatchRecord| store::save(&self.memo, r);
             api.submit(&mut rec, &[], &save)
-                .map_err(|message| BatchError::Provider {
+                .map_err(|source| BatchError::Provider {
                     what: format!(
                         "creating the batch of uploaded file {}",
                         rec.input_file_id.as_deref().unwrap_or("?")
                     ),
-                    message,
+                    source,
                 })?;
             rec.status = "submitted".into();
             progress.status(
@@ -208,9 +208,9 @@ impl Batcher {
         };
         for rec in self.outstanding()? {
             if let Some(id) = &rec.id {
-                api.cancel(id).map_err(|message| BatchError::Provider {
+                api.cancel(id).map_err(|source| BatchError::Provider {
                     what: format!("cancelling batch {id}"),
-                    message,
+                    source,
                 })?;
                 progress.status(
                     "Cancelling",

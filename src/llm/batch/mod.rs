@@ -39,9 +39,24 @@ pub enum BatchError {
     #[error(transparent)]
     Http(#[from] HttpError),
     #[error(
-        "{what}: {message}\n  help: batches already submitted are kept in the memo; run `c2s build` again to resume (nothing is submitted twice)"
+        "{what}: {source}\n  help: batches already submitted are kept in the memo; run `c2s build` again to resume (nothing is submitted twice)"
     )]
-    Provider { what: String, message: String },
+    Provider {
+        what: String,
+        source: provider::ProviderError,
+    },
+    #[error(transparent)]
+    Setup(#[from] crate::llm::SetupError),
+    /// Requests wait for a batch, yet none is outstanding and none was submitted: the batcher
+    /// lost track of a request (a bug).
+    #[error(
+        "internal error: requests wait for a batch, but none is outstanding\n  help: please report this with the command that failed; `c2s build --finish-interactive` finishes without batches"
+    )]
+    NothingOutstanding,
+    #[error(
+        "--batch-export: the requests of this step wait for batches already submitted to the provider\n  help: collect them first with `c2s build` (or `c2s build --batch`), then export again"
+    )]
+    ExportWhileSubmitted,
     #[error("{context} {path}: {source}")]
     Io {
         context: &'static str,
@@ -125,12 +140,7 @@ impl Batcher {
         let api = if flags.export {
             None
         } else {
-            let base = wire::base_url(cfg.backend, cfg.base_url.as_deref()).map_err(|m| {
-                BatchError::Provider {
-                    what: "llm.base_url".into(),
-                    message: m,
-                }
-            })?;
+            let base = wire::base_url(cfg.backend, cfg.base_url.as_deref())?;
             let client = Client::new(&cfg.limits, cfg.api_key_env.as_deref())?;
             Some(Api::new(cfg.backend, &base, client))
         };

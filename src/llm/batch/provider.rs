@@ -6,8 +6,21 @@ use serde_json::{Value, json};
 use super::lines::OPENAI_ENDPOINT;
 use super::store::BatchRecord;
 use crate::config::LlmBackendKind;
+use crate::db::cache::CacheError;
 use crate::http::{Body, Client, HttpError, Part, Request};
 use crate::llm::wire;
+
+/// Why a call to a provider's batch API failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    #[error(transparent)]
+    Http(#[from] HttpError),
+    #[error("the batch API's answer has no `{field}`: {answer}")]
+    Missing { field: &'static str, answer: String },
+    /// Recording the uploaded file in the memo failed (between upload and create).
+    #[error(transparent)]
+    Cache(#[from] CacheError),
+}
 
 /// Per-batch limits of the provider: requests and input bytes.
 pub fn limits(kind: LlmBackendKind) -> (usize, u64) {
@@ -75,8 +88,8 @@ impl Api {
         &self,
         rec: &mut BatchRecord,
         input: &[Vec<u8>],
-        save: &dyn Fn(&BatchRecord) -> Result<(), String>,
-    ) -> Result<(), String> {
+        save: &dyn Fn(&BatchRecord) -> Result<(), CacheError>,
+    ) -> Result<(), ProviderError> {
         match self.kind {
             LlmBackendKind::Anthropic => {
                 let mut body = b"{\"requests\":[".to_vec();
@@ -91,17 +104,14 @@ impl Api {
                     content_type: "application/json".into(),
                     bytes: body,
                 };
-                let v = self
-                    .call(reqwest::Method::POST, "/v1/messages/batches", raw)
-                    .map_err(|e| e.to_string())?;
+                let v = self.call(reqwest::Method::POST, "/v1/messages/batches", raw)?;
                 rec.id = Some(field(&v, "id")?);
                 Ok(())
             }
             _ => {
                 if rec.input_file_id.is_none() {
-                    let v = self
-                        .call(reqwest::Method::POST, "/files", upload(&rec.local, input))
-                        .map_err(|e| e.to_string())?;
+                    let v =
+                        self.call(reqwest::Method::POST, "/files", upload(&rec.local, input))?;
                     rec.input_file_id = Some(field(&v, "id")?);
                     save(rec)?;
                 }
@@ -111,7 +121,7 @@ impl Api {
     }
 
     /// Creates the OpenAI batch of an uploaded file, unless one already exists for it.
-    fn create_openai(&self, rec: &mut BatchRecord) -> Result<(), String> {
+    fn create_openai(&self, rec: &mut BatchRecord) -> Result<(), ProviderError> {
         let file = rec.input_file_id.clone().unwrap_or_default();
         if let Some(id) = self.find_openai_batch(&file)? {
             rec.id = Some(id);
@@ -123,18 +133,14 @@ impl Api {
             "completion_window": "24h",
             "metadata": {"c2s": rec.local},
         });
-        let v = self
-            .call(reqwest::Method::POST, "/batches", Body::Json(&body))
-            .map_err(|e| e.to_string())?;
+        let v = self.call(reqwest::Method::POST, "/batches", Body::Json(&body))?;
         rec.id = Some(field(&v, "id")?);
         Ok(())
     }
 
     /// The batch already created from `file` (the newest 100 batches are searched).
-    fn find_openai_batch(&self, file: &str) -> Result<Option<String>, String> {
-        let v = self
-            .call(reqwest::Method::GET, "/batches?limit=100", Body::None)
-            .map_err(|e| e.to_string())?;
+    fn find_openai_batch(&self, file: &str) -> Result<Option<String>, ProviderError> {
+        let v = self.call(reqwest::Method::GET, "/batches?limit=100", Body::None)?;
         Ok(v["data"]
             .as_array()
             .into_iter()
@@ -145,16 +151,14 @@ impl Api {
     }
 
     /// The batch's state now.
-    pub fn poll(&self, id: &str) -> Result<Status, String> {
+    pub fn poll(&self, id: &str) -> Result<Status, ProviderError> {
         match self.kind {
             LlmBackendKind::Anthropic => {
-                let v = self
-                    .call(
-                        reqwest::Method::GET,
-                        &format!("/v1/messages/batches/{id}"),
-                        Body::None,
-                    )
-                    .map_err(|e| e.to_string())?;
+                let v = self.call(
+                    reqwest::Method::GET,
+                    &format!("/v1/messages/batches/{id}"),
+                    Body::None,
+                )?;
                 let n = |k: &str| v["request_counts"][k].as_u64().unwrap_or(0);
                 let status = v["processing_status"]
                     .as_str()
@@ -171,9 +175,7 @@ impl Api {
                 })
             }
             _ => {
-                let v = self
-                    .call(reqwest::Method::GET, &format!("/batches/{id}"), Body::None)
-                    .map_err(|e| e.to_string())?;
+                let v = self.call(reqwest::Method::GET, &format!("/batches/{id}"), Body::None)?;
                 let status = v["status"].as_str().unwrap_or("unknown").to_string();
                 let n = |k: &str| v["request_counts"][k].as_u64().unwrap_or(0);
                 let file = |k: &str| v[k].as_str().filter(|s| !s.is_empty()).map(str::to_string);
@@ -201,8 +203,8 @@ impl Api {
     }
 
     /// The result files of a finished batch (output, then errors), as JSONL bytes.
-    pub fn results(&self, id: &str, status: &Status) -> Result<Vec<Vec<u8>>, String> {
-        let get = |p: &str| self.download(p).map_err(|e| e.to_string());
+    pub fn results(&self, id: &str, status: &Status) -> Result<Vec<Vec<u8>>, ProviderError> {
+        let get = |p: &str| self.download(p).map_err(ProviderError::from);
         match self.kind {
             LlmBackendKind::Anthropic => {
                 Ok(vec![get(&format!("/v1/messages/batches/{id}/results"))?])
@@ -216,14 +218,13 @@ impl Api {
     }
 
     /// Asks the provider to cancel a batch (finished requests stay in its results).
-    pub fn cancel(&self, id: &str) -> Result<(), String> {
+    pub fn cancel(&self, id: &str) -> Result<(), ProviderError> {
         let path = match self.kind {
             LlmBackendKind::Anthropic => format!("/v1/messages/batches/{id}/cancel"),
             _ => format!("/batches/{id}/cancel"),
         };
-        self.call(reqwest::Method::POST, &path, Body::None)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        self.call(reqwest::Method::POST, &path, Body::None)?;
+        Ok(())
     }
 }
 
@@ -249,9 +250,12 @@ fn upload<'a>(local: &str, lines: &[Vec<u8>]) -> Body<'a> {
     ])
 }
 
-fn field(v: &Value, name: &str) -> Result<String, String> {
+fn field(v: &Value, name: &'static str) -> Result<String, ProviderError> {
     v[name]
         .as_str()
         .map(str::to_string)
-        .ok_or_else(|| format!("the batch API's answer has no `{name}`: {v}"))
+        .ok_or_else(|| ProviderError::Missing {
+            field: name,
+            answer: v.to_string(),
+        })
 }

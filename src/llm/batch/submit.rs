@@ -55,11 +55,11 @@ impl Batcher {
             };
             store::save(&self.memo, &rec)?;
             let input: Vec<Vec<u8>> = chunk.into_iter().map(|(_, l)| l).collect();
-            let save = |r: &BatchRecord| store::save(&self.memo, r).map_err(|e| e.to_string());
+            let save = |r: &BatchRecord| store::save(&self.memo, r);
             api.submit(&mut rec, &input, &save)
-                .map_err(|message| BatchError::Provider {
+                .map_err(|source| BatchError::Provider {
                     what: format!("submitting a batch of {} requests", input.len()),
-                    message,
+                    source,
                 })?;
             rec.status = "submitted".into();
             store::save(&self.memo, &rec)?;
