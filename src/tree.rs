@@ -1,6 +1,13 @@
 //! The skill tree: cluster nodes over documents, from leaf groups (level 1) up to top-level skills.
 
-use crate::llm::Tags;
+use serde::{Deserialize, Serialize};
+
+/// Entity and document-type tags of a cluster (the tagging stage's answer).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tags {
+    pub entities: Vec<String>,
+    pub doc_types: Vec<String>,
+}
 
 /// One cluster node.
 #[derive(Debug, Clone, Default, PartialEq)]

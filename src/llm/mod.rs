@@ -13,6 +13,7 @@ pub mod wire;
 
 use std::collections::BTreeMap;
 
+use crate::tree::Tags;
 pub use extractive::{EXTRACTIVE_VERSION, Extractive};
 pub use remote::{Remote, Usage};
 use serde::{Deserialize, Serialize};
@@ -60,13 +61,6 @@ pub struct ClusterInput {
     /// True for clusters of documents, false for clusters of clusters.
     pub leaf: bool,
     pub items: Vec<ClusterItem>,
-}
-
-/// Entity and document-type tags of a cluster.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Tags {
-    pub entities: Vec<String>,
-    pub doc_types: Vec<String>,
 }
 
 /// One change proposed by verify-and-repartition.

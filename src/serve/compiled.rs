@@ -9,12 +9,13 @@ use crate::embed::Embedder;
 use crate::format::LOCK_FILE;
 use crate::format::lock::Lock;
 use crate::ingest::Document;
-use crate::llm::{Card, Tags};
+use crate::llm::Card;
 use crate::serve::ServeError;
 use crate::stage::embed::DocVectors;
 use crate::stage::render::{
     SERVE_TREE, SERVE_VECTORS, ServeTree, decode_vectors, doc_entries_json,
 };
+use crate::tree::Tags;
 use crate::tree::{Node, Tree};
 
 /// What serving reads of an output.

@@ -6,9 +6,10 @@ use crate::db::cache::KeyParts;
 use crate::db::exec::{Executor, Json, Maybe, Plan, WarningSink};
 use crate::error::BuildError;
 use crate::ingest::Document;
-use crate::llm::{Card, ClusterInput, ClusterItem, Extractive, Llm, LlmError, Tags};
+use crate::llm::{Card, ClusterInput, ClusterItem, Extractive, Llm, LlmError};
 use crate::stage::fallback::{Item, or_fallback};
 use crate::text::{clip_chars, one_line, plain_text};
+use crate::tree::Tags;
 use crate::tree::Tree;
 
 /// Leaf summaries read at most this many members, this many characters each.

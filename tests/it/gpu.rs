@@ -174,3 +174,45 @@ fn an_injected_device_with_a_small_binding_limit_chunks_and_refuses() {
     let err = g.assign(&data, &too_many).unwrap_err().to_string();
     assert!(err.contains("200 centroids of 8 dimensions"), "{err}");
 }
+
+/// `scripts/gpu-check.sh DIR` as the README gives it, on this build's binaries (`it` is this
+/// test binary; no benchmark binary, so that step says it skipped), at a small size.
+#[test]
+fn gpu_check_script_runs_from_prebuilt_binaries() {
+    if gpu().is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("bin");
+    std::fs::create_dir(&dir).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_c2s"), dir.join("c2s")).unwrap();
+    std::os::unix::fs::symlink(std::env::current_exe().unwrap(), dir.join("it")).unwrap();
+    let repo = crate::common::repo();
+    let o = std::process::Command::new(repo.join("scripts/gpu-check.sh"))
+        .arg(&dir)
+        .args(["300", "500", "16", "8"])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        text.contains("test result: ok. ") && text.contains(" 0 failed"),
+        "{text}"
+    );
+    assert!(text.contains("skipped: ") && text.contains("no kmeans benchmark binary"));
+    assert!(
+        text.contains("\ncpu: wall ") && text.contains("\ngpu: wall "),
+        "{text}"
+    );
+    // Same tree on both devices, up to the shader's documented near-ties.
+    assert!(
+        text.contains("outputs: identical (c2s.lock aside)")
+            || text.contains("(near-tie assignments)"),
+        "{text}"
+    );
+}

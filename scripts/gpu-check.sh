@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# GPU checks for a machine with a real GPU and a Vulkan driver, which needs no Rust toolchain:
+#   1. the WGSL K-Means shader tests (tests/it/gpu.rs) with C2S_REQUIRE_ALL=1, so a missing
+#      adapter fails instead of skipping;
+#   2. the K-Means benchmark (benches/kmeans.rs): CPU and GPU on the same data;
+#   3. a cold `c2s build` of a synthetic corpus with kmeans.device = "cpu", then "gpu".
+#
+# usage: scripts/gpu-check.sh --prepare DIR      build the three binaries here, stripped and
+#                                                 xz-compressed into DIR (about 15 MB)
+#        scripts/gpu-check.sh DIR [N_DOCS [KM_N KM_D KM_K]]   run the checks from DIR's binaries
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "${1:-}" = "--prepare" ]; then
+  dir="${2:?usage: scripts/gpu-check.sh --prepare DIR}"
+  mkdir -p "$dir"
+  cargo build --release --quiet
+  it=$(cargo test --no-run --message-format=json 2>/dev/null |
+    python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "it" and m.get("executable"):
+        print(m["executable"])')
+  km=$(cargo bench --bench kmeans --no-run --message-format=json 2>/dev/null |
+    python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "kmeans" and m.get("executable"):
+        print(m["executable"])')
+  for pair in "c2s:target/release/c2s" "it:$it" "kmeans:$km"; do
+    name="${pair%%:*}"; src="${pair#*:}"
+    strip -o "$dir/$name" "$src"
+    xz -f -T0 "$dir/$name"
+  done
+  ls -la "$dir"
+  exit 0
+fi
+
+dir="${1:?usage: scripts/gpu-check.sh DIR [N_DOCS [KM_N KM_D KM_K]]}"
+docs="${2:-50000}"; km_n="${3:-200000}"; km_d="${4:-384}"; km_k="${5:-1000}"
+bin="$(mktemp -d)"
+trap 'rm -rf "$bin"' EXIT
+# DIR/NAME.xz (from --prepare) is unpacked; a plain DIR/NAME is run where it is.
+exe() {
+  if [ -f "$dir/$1.xz" ]; then
+    xz -dc "$dir/$1.xz" >"$bin/$1" && chmod +x "$bin/$1" && echo "$bin/$1"
+  elif [ -x "$dir/$1" ]; then
+    echo "$dir/$1"
+  fi
+  return 0
+}
+c2s=$(exe c2s); it=$(exe it); kmeans=$(exe kmeans)
+[ -n "$c2s" ] && [ -n "$it" ] || { echo "error: $dir holds no c2s and it binaries; run scripts/gpu-check.sh --prepare $dir first" >&2; exit 2; }
+echo "== machine: $(nproc) cores; $(nvidia-smi -L 2>/dev/null | head -1 || echo 'no nvidia-smi')"
+
+echo "== 1. shader tests (C2S_REQUIRE_ALL=1)"
+# (--skip: the integration test that runs this very script)
+C2S_REQUIRE_ALL=1 "$it" gpu:: --skip gpu_check_script --test-threads=1
+
+echo "== 2. K-Means benchmark: N=$km_n D=$km_d k=$km_k, 20 iterations"
+if [ -n "$kmeans" ]; then
+  "$kmeans" "$km_n" "$km_d" "$km_k" 20 "$bin/kmeans-data.f32"
+else
+  echo "skipped: $dir holds no kmeans benchmark binary"
+fi
+
+echo "== 3. cold c2s build of $docs synthetic documents, kmeans.device = cpu, then gpu"
+corpus="$bin/synth-$docs"
+python3 scripts/gen_synth.py "$docs" "$corpus" >/dev/null
+for device in cpu gpu; do
+  out="$bin/out-$device"
+  start=$(date +%s.%N)
+  "$c2s" build "$corpus" --out "$out" --quiet --json \
+    --set "cache.path=$bin/cache-$device.sqlite" --set "kmeans.device=$device" >"$bin/report-$device.json"
+  end=$(date +%s.%N)
+  python3 - "$bin/report-$device.json" "$device" "$start" "$end" <<'PY'
+import json, sys
+rep = json.load(open(sys.argv[1]))
+device, wall = sys.argv[2], float(sys.argv[4]) - float(sys.argv[3])
+steps = ", ".join(f"{k} {v:.2f}s" for k, v in rep["timings"].items())
+print(f"{device}: wall {wall:.2f} s, {rep['skills']} skills, {rep['levels']} levels; {steps}")
+PY
+done
+# Both devices build the same tree up to near-ties: compare what each wrote (the lock differs by
+# the config hash, which counts kmeans.device).
+if diff -rq -x c2s.lock "$bin/out-cpu" "$bin/out-gpu" >/dev/null; then
+  echo "outputs: identical (c2s.lock aside)"
+else
+  echo "outputs: $(diff -rq -x c2s.lock "$bin/out-cpu" "$bin/out-gpu" | wc -l) files differ (near-tie assignments):"
+  diff -rq -x c2s.lock "$bin/out-cpu" "$bin/out-gpu" | head -5
+fi

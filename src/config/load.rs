@@ -1,0 +1,125 @@
+//! Reading and validating `c2s.toml`, and `Loaded`: a config with the folder its paths resolve
+//! against.
+
+use std::path::{Path, PathBuf};
+
+use super::{Config, ConfigError};
+
+/// A configuration together with the folder its relative paths are resolved against.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub config: Config,
+    pub base_dir: PathBuf,
+    /// The file it came from, if any.
+    pub path: Option<PathBuf>,
+}
+
+impl Loaded {
+    /// Reads and validates a config file; its paths resolve against the file's folder.
+    pub fn from_file(file: &Path) -> Result<Loaded, ConfigError> {
+        Ok(Loaded {
+            config: Config::load(file)?,
+            base_dir: file
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| PathBuf::from(".")),
+            path: Some(file.to_path_buf()),
+        })
+    }
+
+    /// The default configuration, with paths resolving against `dir`.
+    pub fn defaults(dir: PathBuf) -> Loaded {
+        Loaded {
+            config: Config::default(),
+            base_dir: dir,
+            path: None,
+        }
+    }
+
+    /// Resolves a configured path against the config's folder.
+    pub fn resolve(&self, p: &Path) -> PathBuf {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.base_dir.join(p)
+        }
+    }
+}
+
+impl Config {
+    /// Parses TOML text; `origin` names the file in error messages.
+    pub fn from_toml(text: &str, origin: &Path) -> Result<Config, ConfigError> {
+        let config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: origin.to_path_buf(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Reads and parses a config file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Config::from_toml(&text, path)
+    }
+
+    /// Checks value ranges that the types cannot express.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let t = &self.tree;
+        let bad = |field: &str, message: &str| {
+            Err(ConfigError::Invalid {
+                field: field.to_string(),
+                message: message.to_string(),
+            })
+        };
+        if t.p < 2 {
+            return bad("tree.p", "must be at least 2");
+        }
+        if t.k < 1 {
+            return bad("tree.K", "must be at least 1");
+        }
+        if !(0.0..1.0).contains(&t.tau) {
+            return bad("tree.tau", "must be in [0, 1)");
+        }
+        if t.min_cluster_size < 1 {
+            return bad("tree.min_cluster_size", "must be at least 1");
+        }
+        if t.max_doc_chars < 100 {
+            return bad("tree.max_doc_chars", "must be at least 100");
+        }
+        super::embed::validate_embed(&self.embed)?;
+        super::llm::validate_llm(&self.llm)?;
+        if self.kmeans.max_iter < 1 || self.kmeans.n_init < 1 {
+            return bad("kmeans", "max_iter and n_init must be at least 1");
+        }
+        if !(0.0..=1.0).contains(&self.incremental.full_rebuild_share) {
+            return bad("incremental.full_rebuild_share", "must be in [0, 1]");
+        }
+        if self.corpus.paths.is_empty() {
+            return bad("corpus.paths", "must name at least one folder or file");
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_gives_defaults() {
+        let c = Config::from_toml("", Path::new("c2s.toml")).unwrap();
+        assert_eq!(c, Config::default());
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let e = Config::from_toml("[tree]\npp = 3\n", Path::new("c2s.toml")).unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("pp"), "{msg}");
+        assert!(msg.contains("c2s.toml"), "{msg}");
+    }
+}
