@@ -1,4 +1,4 @@
-//! Dot-product kernels: blocked with 8 independent accumulators, and an AVX2+FMA build chosen at run time.
+//! Dot-product kernels: blocked with 16 independent accumulators, and an AVX2+FMA build chosen at run time.
 
 /// Dot product of two equal-length slices.
 #[inline]

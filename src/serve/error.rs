@@ -1,8 +1,9 @@
-//! `ServeError`: opening a compiled output for `ask`, `mcp` and `eval`.
+//! `ServeError`: what stops the serve phase (`ask`, `mcp`, `eval`): opening a compiled output,
+//! embedding the question, the LLM agent, the MCP session.
 
 use std::path::PathBuf;
 
-/// Errors in opening a compiled output for serving (`ask`, `mcp`, `eval`).
+/// Errors of the serve phase (`ask`, `mcp`, `eval`).
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
     /// The MCP session failed: the client's handshake was refused, or stdio broke (the client
