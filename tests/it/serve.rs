@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use c2s::serve::tools::Tools;
 use serde_json::{Value, json};
 
-use crate::common::{build_example, c2s, files, repo, stderr};
+use crate::common::{build_example, c2s, files, repo, skip, stderr};
 use crate::llm_server::Server;
 
 fn first_skill(out: &Path) -> String {
@@ -553,6 +553,65 @@ fn mcp_serves_a_stateless_client_without_the_handshake() {
     assert_eq!(doc["result"]["isError"], false, "{doc}");
     drop(stdin);
     assert!(child.wait().unwrap().success());
+}
+
+/// The official MCP Python SDK (PyPI `mcp`, installed by `scripts/fetch-mcp-client.sh`) as the
+/// client, the way an MCP host runs `c2s mcp`: handshake, tools, a document, the sandbox,
+/// resources and a protocol error.
+#[test]
+fn the_official_python_mcp_client_uses_c2s_mcp() {
+    let sdk = repo().join("tools/mcp-client");
+    if !sdk.join("mcp").is_dir() {
+        skip("the MCP Python SDK is not installed (run scripts/fetch-mcp-client.sh)");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, _) = build_example(tmp.path());
+    let id = first_doc(&out);
+    let o = Command::new("timeout")
+        .arg("120")
+        .arg("python3")
+        .arg(repo().join("tests/fixtures/mcp_client.py"))
+        .args([env!("CARGO_BIN_EXE_c2s"), out.to_str().unwrap(), &id])
+        .env("PYTHONPATH", &sdk)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let seen: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(seen["server"], "c2s");
+    assert!(
+        seen["protocol"].as_str().unwrap().starts_with("20"),
+        "{seen}"
+    );
+    assert_eq!(seen["has_instructions"], true);
+    assert_eq!(
+        seen["tools"],
+        json!(["ls", "cat", "grep", "search", "get_document"])
+    );
+    assert_eq!(seen["read_only"], true);
+    assert_eq!(seen["document"]["is_error"], false);
+    assert!(
+        seen["document"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("id: {id}")),
+        "{seen}"
+    );
+    assert_eq!(seen["refused"]["is_error"], true);
+    assert!(
+        seen["refused"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("refused")
+    );
+    let resources = seen["resources"].as_array().unwrap();
+    assert!(!resources.is_empty());
+    assert!(resources.iter().all(|r| {
+        let r = r.as_str().unwrap();
+        r.starts_with("c2s://skills/") && r.ends_with("/SKILL.md")
+    }));
+    assert_eq!(seen["skill_starts"], "---\n");
+    assert_eq!(seen["missing_resource"], -32002);
 }
 
 #[test]
