@@ -3,7 +3,9 @@
 #   1. the WGSL K-Means shader tests (tests/it/gpu.rs) with C2S_REQUIRE_ALL=1, so a missing
 #      adapter fails instead of skipping;
 #   2. the K-Means benchmark (benches/kmeans.rs): CPU and GPU on the same data;
-#   3. a cold `c2s build` of a synthetic corpus with kmeans.device = "cpu", then "gpu".
+#   3. a cold `c2s build` of a synthetic corpus with kmeans.device = "cpu", "gpu" (runs smaller
+#      than kmeans.gpu_min_work stay on the CPU) and "gpu" with gpu_min_work = 0 (every run on
+#      the GPU), comparing what they write.
 #
 # usage: scripts/gpu-check.sh --prepare DIR      build the three binaries here, stripped and
 #                                                 xz-compressed into DIR (about 15 MB)
@@ -64,28 +66,32 @@ else
   echo "skipped: $dir holds no kmeans benchmark binary"
 fi
 
-echo "== 3. cold c2s build of $docs synthetic documents, kmeans.device = cpu, then gpu"
+echo "== 3. cold c2s build of $docs synthetic documents: kmeans.device = cpu, gpu, gpu with gpu_min_work = 0"
 corpus="$bin/synth-$docs"
 python3 scripts/gen_synth.py "$docs" "$corpus" >/dev/null
-for device in cpu gpu; do
-  out="$bin/out-$device"
+for variant in cpu gpu gpu-all; do
+  sets=(--set "cache.path=$bin/cache-$variant.sqlite" --set "kmeans.device=${variant%-all}")
+  [ "$variant" = gpu-all ] && sets+=(--set kmeans.gpu_min_work=0)
+  out="$bin/out-$variant"
   start=$(date +%s.%N)
-  "$c2s" build "$corpus" --out "$out" --quiet --json \
-    --set "cache.path=$bin/cache-$device.sqlite" --set "kmeans.device=$device" >"$bin/report-$device.json"
+  "$c2s" build "$corpus" --out "$out" --quiet --json "${sets[@]}" >"$bin/report-$variant.json"
   end=$(date +%s.%N)
-  python3 - "$bin/report-$device.json" "$device" "$start" "$end" <<'PY'
+  python3 - "$bin/report-$variant.json" "$variant" "$start" "$end" <<'PY'
 import json, sys
 rep = json.load(open(sys.argv[1]))
-device, wall = sys.argv[2], float(sys.argv[4]) - float(sys.argv[3])
+variant, wall = sys.argv[2], float(sys.argv[4]) - float(sys.argv[3])
 steps = ", ".join(f"{k} {v:.2f}s" for k, v in rep["timings"].items())
-print(f"{device}: wall {wall:.2f} s, {rep['skills']} skills, {rep['levels']} levels; {steps}")
+print(f"{variant}: wall {wall:.2f} s, {rep['skills']} skills, {rep['levels']} levels; {steps}")
+print(f"{variant}: K-Means ran on {rep['kmeans_device']}")
 PY
 done
-# Both devices build the same tree up to near-ties: compare what each wrote (the lock differs by
-# the config hash, which counts kmeans.device).
-if diff -rq -x c2s.lock "$bin/out-cpu" "$bin/out-gpu" >/dev/null; then
-  echo "outputs: identical (c2s.lock aside)"
-else
-  echo "outputs: $(diff -rq -x c2s.lock "$bin/out-cpu" "$bin/out-gpu" | wc -l) files differ (near-tie assignments):"
-  diff -rq -x c2s.lock "$bin/out-cpu" "$bin/out-gpu" | head -5
-fi
+# Every variant builds the same tree up to near-ties: compare what each wrote (the lock differs
+# by the config hash, which counts the kmeans settings).
+for variant in gpu gpu-all; do
+  if diff -rq -x c2s.lock "$bin/out-cpu" "$bin/out-$variant" >/dev/null; then
+    echo "outputs $variant: identical to cpu (c2s.lock aside)"
+  else
+    echo "outputs $variant: $(diff -rq -x c2s.lock "$bin/out-cpu" "$bin/out-$variant" | wc -l) files differ from cpu (near-tie assignments):"
+    diff -rq -x c2s.lock "$bin/out-cpu" "$bin/out-$variant" | head -5
+  fi
+done

@@ -172,7 +172,21 @@ pub struct KmeansConfig {
     pub n_init: usize,
     /// Stop when fewer than this share of points change cluster in an iteration.
     pub tol: f64,
+    /// On the GPU, a K-Means run whose points × clusters × dimensions is smaller than this
+    /// runs on the CPU: below it, the GPU's fixed cost per iteration (upload, dispatch,
+    /// readback) is more than the CPU's pruned scan. Not serialized at its default, so the
+    /// config hash of outputs built before this setting existed stays the same.
+    #[serde(skip_serializing_if = "is_default_gpu_min_work")]
+    pub gpu_min_work: u64,
 }
+
+fn is_default_gpu_min_work(v: &u64) -> bool {
+    *v == DEFAULT_GPU_MIN_WORK
+}
+
+/// Default of `kmeans.gpu_min_work`: 2^28 multiply-adds per iteration (for example 50,000
+/// points × 14 clusters × 384 dimensions).
+pub const DEFAULT_GPU_MIN_WORK: u64 = 1 << 28;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -227,6 +241,7 @@ impl Default for KmeansConfig {
             max_iter: 25,
             n_init: 1,
             tol: 0.001,
+            gpu_min_work: DEFAULT_GPU_MIN_WORK,
         }
     }
 }
@@ -264,5 +279,21 @@ impl Config {
         let json = serde_json::to_vec(&(&self.tree, &self.embed, &self.kmeans))
             .expect("config serializes");
         blake3::hash(&json).to_hex()[..16].to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The default config's hash, as c2s wrote it before `kmeans.gpu_min_work` existed: a new
+    /// setting at its default must not make every existing output stale.
+    #[test]
+    fn the_default_config_hash_survives_new_settings() {
+        let base = Path::new("/project");
+        assert_eq!(Config::default().hash(base), "3275d4235ae34bcc");
+        let mut c = Config::default();
+        c.kmeans.gpu_min_work = 0;
+        assert_ne!(c.hash(base), "3275d4235ae34bcc");
     }
 }

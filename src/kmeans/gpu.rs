@@ -1,9 +1,11 @@
 //! GPU K-Means: the assignment step (nearest and runner-up centroid) in a WGSL compute shader via
 //! wgpu, chunked under the device's storage-binding limit and dispatched in 2-D; k-means++
-//! seeding and the centroid update run on the CPU (see `update_centroids`).
+//! seeding and the centroid update run on the CPU (see `update_centroids`). Runs smaller than
+//! `min_work` stay on the CPU.
 
 use std::borrow::Cow;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::seed::kmeans_pp;
 use super::{KmeansBackend, KmeansParams, KmeansResult, member_means};
@@ -49,6 +51,12 @@ pub struct GpuKmeans {
     max_binding: u64,
     /// Points per dispatch chunk (None: as many as the binding limit allows). Tests set it.
     pub chunk_points: Option<usize>,
+    /// A run with fewer points × clusters × dimensions runs on the CPU (0: every run on the
+    /// GPU; builds set `kmeans.gpu_min_work`).
+    min_work: u64,
+    /// Runs on the GPU, and runs below `min_work` on the CPU.
+    gpu_runs: AtomicUsize,
+    small_runs: AtomicUsize,
     /// The last error the GPU path hit (the run then finished on the CPU).
     pub last_error: Mutex<Option<String>>,
 }
@@ -169,8 +177,17 @@ impl GpuKmeans {
             info,
             max_binding,
             chunk_points: None,
+            min_work: 0,
+            gpu_runs: AtomicUsize::new(0),
+            small_runs: AtomicUsize::new(0),
             last_error: Mutex::new(None),
         })
+    }
+
+    /// Runs with fewer than `min_work` points × clusters × dimensions go to the CPU.
+    pub fn with_min_work(mut self, min_work: u64) -> GpuKmeans {
+        self.min_work = min_work;
+        self
     }
 
     /// The adapter in words.
@@ -387,18 +404,39 @@ fn update_centroids(data: &Matrix, assigned: &[Assigned], old: &Matrix) -> Matri
 
 impl KmeansBackend for GpuKmeans {
     fn device(&self) -> String {
-        match self
+        if let Some(e) = self
             .last_error
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .as_ref()
         {
-            Some(e) => format!("cpu (the GPU {} failed: {e})", self.adapter()),
-            None => format!("gpu: {}", self.adapter()),
+            return format!("cpu (the GPU {} failed: {e})", self.adapter());
+        }
+        let gpu = self.gpu_runs.load(Ordering::Relaxed);
+        let small = self.small_runs.load(Ordering::Relaxed);
+        match (gpu, small) {
+            (0, s) if s > 0 => format!(
+                "cpu (every run was smaller than kmeans.gpu_min_work; the GPU {} was not used)",
+                self.adapter()
+            ),
+            (_, 0) => format!("gpu: {}", self.adapter()),
+            (g, s) => format!(
+                "gpu: {} ({g} run{} on the GPU; {s} smaller than kmeans.gpu_min_work on the CPU)",
+                self.adapter(),
+                if g == 1 { "" } else { "s" }
+            ),
         }
     }
 
     fn run(&self, data: &Matrix, params: &KmeansParams) -> KmeansResult {
+        let work = (data.rows as u64)
+            .saturating_mul(params.k as u64)
+            .saturating_mul(data.dims as u64);
+        if work < self.min_work {
+            self.small_runs.fetch_add(1, Ordering::Relaxed);
+            return super::CpuKmeans.run(data, params);
+        }
+        self.gpu_runs.fetch_add(1, Ordering::Relaxed);
         let mut rng = Rng::new(params.seed);
         let mut best: Option<KmeansResult> = None;
         for _ in 0..params.n_init.max(1) {

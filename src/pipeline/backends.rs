@@ -15,6 +15,7 @@ pub struct Backends {
     pub embedder: Box<dyn Embedder>,
     kmeans: std::sync::OnceLock<Box<dyn KmeansBackend>>,
     kmeans_device: crate::config::KmeansDevice,
+    gpu_min_work: u64,
 }
 
 impl Backends {
@@ -45,6 +46,7 @@ impl Backends {
             embedder: crate::embed::open(&c.embed, &loaded.base_dir)?,
             kmeans: std::sync::OnceLock::new(),
             kmeans_device: c.kmeans.device,
+            gpu_min_work: c.kmeans.gpu_min_work,
         })
     }
 
@@ -67,7 +69,7 @@ impl Backends {
     /// The K-Means backend, opened on first use (so builds that do not cluster never probe a GPU).
     pub fn kmeans(&self) -> &dyn KmeansBackend {
         self.kmeans
-            .get_or_init(|| select_kmeans(self.kmeans_device))
+            .get_or_init(|| select_kmeans(self.kmeans_device, self.gpu_min_work))
             .as_ref()
     }
 
@@ -103,8 +105,12 @@ pub fn serve_embed(loaded: &Loaded, out: &Path) -> crate::format::lock::LockEmbe
 }
 
 /// `kmeans.device`: `auto` takes a real GPU adapter only; `gpu` also takes a CPU-emulated one
-/// (lavapipe, for shader tests); no adapter means the CPU path, said in one line.
-pub fn select_kmeans(device: crate::config::KmeansDevice) -> Box<dyn KmeansBackend> {
+/// (lavapipe, for shader tests); no adapter means the CPU path, said in one line. On a GPU,
+/// runs smaller than `gpu_min_work` stay on the CPU.
+pub fn select_kmeans(
+    device: crate::config::KmeansDevice,
+    gpu_min_work: u64,
+) -> Box<dyn KmeansBackend> {
     use crate::config::KmeansDevice;
     let allow_emulated = match device {
         KmeansDevice::Cpu => return Box::new(CpuKmeans),
@@ -115,7 +121,7 @@ pub fn select_kmeans(device: crate::config::KmeansDevice) -> Box<dyn KmeansBacke
         KmeansDevice::Gpu => true,
     };
     match crate::kmeans::GpuKmeans::new(allow_emulated) {
-        Ok(g) => Box::new(g),
+        Ok(g) => Box::new(g.with_min_work(gpu_min_work)),
         Err(e) => {
             if device == KmeansDevice::Gpu {
                 eprintln!("warning: kmeans.device = \"gpu\" but {e}; K-Means runs on the CPU");

@@ -205,14 +205,23 @@ fn gpu_check_script_runs_from_prebuilt_binaries() {
         "{text}"
     );
     assert!(text.contains("skipped: ") && text.contains("no kmeans benchmark binary"));
+    for variant in ["cpu", "gpu", "gpu-all"] {
+        assert!(text.contains(&format!("\n{variant}: wall ")), "{text}");
+    }
+    // At this size every run is below the default kmeans.gpu_min_work, unless it is 0.
     assert!(
-        text.contains("\ncpu: wall ") && text.contains("\ngpu: wall "),
+        text.contains("gpu: K-Means ran on cpu (every run was smaller than kmeans.gpu_min_work"),
         "{text}"
     );
-    // Same tree on both devices, up to the shader's documented near-ties.
-    assert!(
-        text.contains("outputs: identical (c2s.lock aside)")
-            || text.contains("(near-tie assignments)"),
-        "{text}"
-    );
+    assert!(text.contains("gpu-all: K-Means ran on gpu: "), "{text}");
+    // Same tree on every device, up to the shader's documented near-ties.
+    for variant in ["gpu", "gpu-all"] {
+        assert!(
+            text.contains(&format!(
+                "outputs {variant}: identical to cpu (c2s.lock aside)"
+            )) || text.contains(&format!("outputs {variant}: "))
+                && text.contains("(near-tie assignments)"),
+            "{text}"
+        );
+    }
 }
