@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::ConfigError;
-use super::endpoint::{Limits, check_limits, invalid, need};
+use super::endpoint::{Limits, check_limits, need};
 
 /// The embedder.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -136,7 +136,7 @@ impl Default for OpenAiEmbedConfig {
 
 /// Checks the `[embed]` section.
 pub(super) fn validate_embed(embed: &EmbedConfig) -> Result<(), ConfigError> {
-    let bad = |f: &str, m: &str| Err(invalid(f, m));
+    let bad = |f: &str, m: &str| Err(ConfigError::invalid(f, m));
     if let Some(d) = embed.dims
         && !(1..=65536).contains(&d)
     {

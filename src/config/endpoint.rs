@@ -38,18 +38,10 @@ impl Default for Limits {
     }
 }
 
-/// The error for `field` holding a value out of range.
-pub(super) fn invalid(field: &str, message: &str) -> ConfigError {
-    ConfigError::Invalid {
-        field: field.to_string(),
-        message: message.to_string(),
-    }
-}
-
 pub(super) fn need(v: &Option<String>, field: &str, example: &str) -> Result<(), ConfigError> {
     match v {
         Some(s) if !s.trim().is_empty() => Ok(()),
-        _ => Err(invalid(
+        _ => Err(ConfigError::invalid(
             field,
             &format!("must be set for this backend (e.g. {field} = \"{example}\")"),
         )),
@@ -58,22 +50,25 @@ pub(super) fn need(v: &Option<String>, field: &str, example: &str) -> Result<(),
 
 pub(super) fn check_limits(field: &str, l: &Limits) -> Result<(), ConfigError> {
     if l.concurrency < 1 || l.concurrency > 1024 {
-        return Err(invalid(
+        return Err(ConfigError::invalid(
             &format!("{field}.concurrency"),
             "must be between 1 and 1024",
         ));
     }
     if l.timeout_s.is_nan() || l.timeout_s <= 0.0 {
-        return Err(invalid(&format!("{field}.timeout_s"), "must be positive"));
+        return Err(ConfigError::invalid(
+            &format!("{field}.timeout_s"),
+            "must be positive",
+        ));
     }
     if l.backoff_s.is_nan() || l.backoff_s < 0.0 || l.max_backoff_s < l.backoff_s {
-        return Err(invalid(
+        return Err(ConfigError::invalid(
             &format!("{field}.backoff_s"),
             "must be ≥ 0 and ≤ max_backoff_s",
         ));
     }
     if l.requests_per_minute == Some(0) || l.tokens_per_minute == Some(0) {
-        return Err(invalid(
+        return Err(ConfigError::invalid(
             field,
             "requests_per_minute and tokens_per_minute must be positive when set",
         ));

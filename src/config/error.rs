@@ -21,3 +21,13 @@ pub enum ConfigError {
     #[error("invalid config value `{field}`: {message}")]
     Invalid { field: String, message: String },
 }
+
+impl ConfigError {
+    /// The error for `field` holding a value out of range.
+    pub(super) fn invalid(field: &str, message: &str) -> ConfigError {
+        ConfigError::Invalid {
+            field: field.to_string(),
+            message: message.to_string(),
+        }
+    }
+}

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::ConfigError;
-use super::endpoint::{Limits, check_limits, invalid, need};
+use super::endpoint::{Limits, check_limits, need};
 
 /// The LLM used for cards, summaries, labels, repartition and tags.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -236,7 +236,7 @@ impl LlmBackendKind {
 
 /// Checks the `[llm]` section.
 pub(super) fn validate_llm(llm: &LlmConfig) -> Result<(), ConfigError> {
-    let bad = |f: &str, m: &str| Err(invalid(f, m));
+    let bad = |f: &str, m: &str| Err(ConfigError::invalid(f, m));
     check_limits("llm.limits", &llm.limits)?;
     for name in llm.stages.keys() {
         if !LLM_STAGES.contains(&name.as_str()) && name != "agent" {

@@ -69,12 +69,7 @@ impl Config {
     /// Checks value ranges that the types cannot express.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let t = &self.tree;
-        let bad = |field: &str, message: &str| {
-            Err(ConfigError::Invalid {
-                field: field.to_string(),
-                message: message.to_string(),
-            })
-        };
+        let bad = |field: &str, message: &str| Err(ConfigError::invalid(field, message));
         if t.p < 2 {
             return bad("tree.p", "must be at least 2");
         }
