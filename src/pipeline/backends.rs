@@ -14,8 +14,8 @@ pub struct Backends {
     pub llm: Box<dyn Llm>,
     pub embedder: Box<dyn Embedder>,
     kmeans: std::sync::OnceLock<Box<dyn KmeansBackend>>,
-    kmeans_device: crate::config::KmeansDevice,
-    gpu_min_work: u64,
+    /// `[kmeans]`, for opening the K-Means backend on first use.
+    kmeans_config: crate::config::KmeansConfig,
 }
 
 impl Backends {
@@ -45,8 +45,7 @@ impl Backends {
             llm,
             embedder: crate::embed::open(&c.embed, &loaded.base_dir)?,
             kmeans: std::sync::OnceLock::new(),
-            kmeans_device: c.kmeans.device,
-            gpu_min_work: c.kmeans.gpu_min_work,
+            kmeans_config: c.kmeans.clone(),
         })
     }
 
@@ -69,7 +68,7 @@ impl Backends {
     /// The K-Means backend, opened on first use (so builds that do not cluster never probe a GPU).
     pub fn kmeans(&self) -> &dyn KmeansBackend {
         self.kmeans
-            .get_or_init(|| select_kmeans(self.kmeans_device, self.gpu_min_work))
+            .get_or_init(|| select_kmeans(&self.kmeans_config))
             .as_ref()
     }
 
@@ -106,12 +105,10 @@ pub fn serve_embed(loaded: &Loaded, out: &Path) -> crate::format::lock::LockEmbe
 
 /// `kmeans.device`: `auto` takes a real GPU adapter only; `gpu` also takes a CPU-emulated one
 /// (lavapipe, for shader tests); no adapter means the CPU path, said in one line. On a GPU,
-/// runs smaller than `gpu_min_work` stay on the CPU.
-pub fn select_kmeans(
-    device: crate::config::KmeansDevice,
-    gpu_min_work: u64,
-) -> Box<dyn KmeansBackend> {
+/// runs smaller than `kmeans.gpu_min_work` stay on the CPU.
+pub fn select_kmeans(config: &crate::config::KmeansConfig) -> Box<dyn KmeansBackend> {
     use crate::config::KmeansDevice;
+    let device = config.device;
     let allow_emulated = match device {
         KmeansDevice::Cpu => return Box::new(CpuKmeans),
         // Without a GPU device node there is no real GPU to find; skip probing Vulkan at all
@@ -121,7 +118,7 @@ pub fn select_kmeans(
         KmeansDevice::Gpu => true,
     };
     match crate::kmeans::GpuKmeans::new(allow_emulated) {
-        Ok(g) => Box::new(g.with_min_work(gpu_min_work)),
+        Ok(g) => Box::new(g.with_min_work(config.gpu_min_work)),
         Err(e) => {
             if device == KmeansDevice::Gpu {
                 eprintln!("warning: kmeans.device = \"gpu\" but {e}; K-Means runs on the CPU");

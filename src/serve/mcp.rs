@@ -152,10 +152,6 @@ impl ServerHandler for McpServer {
         Ok(ListToolsResult::with_all_items(self.listed.clone()))
     }
 
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.listed.iter().find(|t| t.name == name).cloned()
-    }
-
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
