@@ -31,7 +31,14 @@ pub struct Config {
     pub cache: CacheConfig,
     pub incremental: IncrementalConfig,
     pub agent: AgentConfig,
+    /// The LLM judge of `c2s eval --judge` (serve phase; not part of the output's hash).
+    #[serde(skip_serializing_if = "is_default_judge")]
+    pub judge: JudgeConfig,
     pub publish: PublishConfig,
+}
+
+fn is_default_judge(j: &JudgeConfig) -> bool {
+    *j == JudgeConfig::default()
 }
 
 /// Bytes of one skill upload to the Claude Skills API (all files together): the default of
@@ -262,6 +269,7 @@ impl Config {
         c.cache = CacheConfig::default();
         // Serve-phase and publishing settings do not shape the output.
         c.agent = AgentConfig::default();
+        c.judge = JudgeConfig::default();
         c.publish = PublishConfig::default();
         c.llm.stages.remove("agent");
         // Interactive or batch, the same requests give the same answers.

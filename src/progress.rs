@@ -1,7 +1,9 @@
 //! Progress on stderr: indicatif bars on a terminal, plain cargo-style lines otherwise, nothing with `--quiet`.
 
 use std::io::IsTerminal;
-use std::time::Duration;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -36,6 +38,33 @@ impl Progress {
         pb
     }
 
+    /// Progress of `total` items of a stage: a bar on a terminal; elsewhere a plain line at most
+    /// every 10 s (`C2S_PROGRESS_MS` sets the interval) with done/total, rate and time left.
+    pub fn meter(&self, verb: &str, total: usize) -> Meter {
+        if self.quiet || self.tty {
+            return Meter {
+                bar: self.bar(verb, total),
+                plain: None,
+            };
+        }
+        let every = std::env::var("C2S_PROGRESS_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map_or(Duration::from_secs(10), Duration::from_millis);
+        let now = Instant::now();
+        Meter {
+            bar: ProgressBar::hidden(),
+            plain: Some(Plain {
+                verb: verb.to_string(),
+                total,
+                done: AtomicUsize::new(0),
+                start: now,
+                last: Mutex::new(now),
+                every,
+            }),
+        }
+    }
+
     /// One status line: `    Verb message`.
     pub fn status(&self, verb: &str, msg: &str) {
         if self.quiet {
@@ -55,5 +84,100 @@ impl Progress {
         } else {
             eprintln!("warning: {text}");
         }
+    }
+}
+
+/// A stage's progress (see [`Progress::meter`]).
+pub struct Meter {
+    bar: ProgressBar,
+    plain: Option<Plain>,
+}
+
+struct Plain {
+    verb: String,
+    total: usize,
+    done: AtomicUsize,
+    start: Instant,
+    last: Mutex<Instant>,
+    every: Duration,
+}
+
+impl Meter {
+    /// `n` more items done.
+    pub fn inc(&self, n: usize) {
+        self.bar.inc(n as u64);
+        let Some(p) = &self.plain else { return };
+        let done = p.done.fetch_add(n, Ordering::Relaxed) + n;
+        let mut last = p.last.lock().unwrap_or_else(|e| e.into_inner());
+        if last.elapsed() < p.every || done >= p.total {
+            return;
+        }
+        *last = Instant::now();
+        eprintln!(
+            "{:>12} {}",
+            p.verb,
+            rate_line(done, p.total, p.start.elapsed())
+        );
+    }
+
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// `12/40 (0.3/s, about 1m 33s left)`.
+pub fn rate_line(done: usize, total: usize, elapsed: Duration) -> String {
+    let secs = elapsed.as_secs_f64().max(1e-3);
+    let rate = done as f64 / secs;
+    let left = if rate > 0.0 {
+        (total.saturating_sub(done)) as f64 / rate
+    } else {
+        0.0
+    };
+    format!(
+        "{done}/{total} ({}/s, about {} left)",
+        round_rate(rate),
+        duration(left)
+    )
+}
+
+fn round_rate(r: f64) -> String {
+    if r >= 10.0 {
+        format!("{r:.0}")
+    } else if r >= 1.0 {
+        format!("{r:.1}")
+    } else {
+        format!("{r:.2}")
+    }
+}
+
+/// `45s`, `3m 05s`, `1h 02m`.
+fn duration(secs: f64) -> String {
+    let s = secs.round() as u64;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m {:02}s", s / 60, s % 60),
+        _ => format!("{}h {:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_lines_say_done_rate_and_time_left() {
+        assert_eq!(
+            rate_line(12, 40, Duration::from_secs(40)),
+            "12/40 (0.30/s, about 1m 33s left)"
+        );
+        assert_eq!(
+            rate_line(1, 2, Duration::from_secs(3600)),
+            "1/2 (0.00/s, about 1h 00m left)"
+        );
+        assert_eq!(
+            rate_line(50, 100, Duration::from_secs(2)),
+            "50/100 (25/s, about 2s left)"
+        );
     }
 }

@@ -196,6 +196,35 @@ fn usage_line(r: &BuildReport) -> String {
         String::new()
     };
     format!("\n         LLM {calls} calls{via}, {input} input + {output} output tokens{cost}")
+        + &answers_line(r)
+}
+
+/// `answers: card 29 parsed, summary 8 parsed + 2 repaired, …`: how each stage's computed items
+/// got their result.
+fn answers_line(r: &BuildReport) -> String {
+    let parts: Vec<String> = r
+        .llm_usage
+        .iter()
+        .filter(|(_, u)| u.answers.total() > 0)
+        .map(|(stage, u)| {
+            let a = &u.answers;
+            let counts: Vec<String> = [
+                (a.parsed, "parsed"),
+                (a.repaired, "repaired"),
+                (a.retried, "retried"),
+                (a.fallback, "fallback"),
+            ]
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("{n} {what}"))
+            .collect();
+            format!("{stage} {}", counts.join(" + "))
+        })
+        .collect();
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!("\n         answers: {}", parts.join(", "))
 }
 
 /// What a dry run would cost.

@@ -131,9 +131,13 @@ pub struct EvalArgs {
     /// Only the first N queries.
     #[arg(long)]
     pub limit: Option<usize>,
-    /// Comma-separated methods: navigator, navigator+fallback, bm25, dense, hybrid (the default set), and agent (the LLM agent; needs an [llm] backend).
+    /// Comma-separated methods: navigator, navigator+fallback, bm25, dense, hybrid (the default set), and the answering methods rag, agentic-search and agent (need an [llm] or [agent] backend).
     #[arg(long, value_delimiter = ',')]
     pub methods: Vec<String>,
+    /// Grade the answering methods with an LLM judge (`[judge]`, else the agent's model):
+    /// factuality, context recall and hallucination rate.
+    #[arg(long)]
+    pub judge: bool,
     #[command(flatten)]
     pub nav: NavArgs,
     /// Write per-query results and the summary as JSON.

@@ -61,6 +61,7 @@ pub fn eval_cmd(args: &crate::cmd::cli::EvalArgs, progress: &Progress) -> Result
         limit: args.limit,
         methods,
         nav: nav_params(&args.nav, false),
+        judge: args.judge,
     };
     let report = crate::eval::run(&opts, &backends, progress)?;
     print!("{}", crate::eval::render_table(&report));

@@ -129,8 +129,8 @@ fn agent_ask(
     require_output(out)?;
     let agent = Agent::new(
         &loaded.config.agent.llm(&loaded.config.llm),
+        &loaded.config.agent,
         out,
-        loaded.config.agent.max_turns,
     )
     .map_err(ServeError::from)?;
     let r = agent.ask(&args.question).map_err(ServeError::from)?;
@@ -141,23 +141,18 @@ fn agent_ask(
     if args.json {
         println!("{}", serde_json::to_string(&r)?);
     } else {
-        println!(
-            "{}",
-            if r.answer.is_empty() {
-                "(no answer)"
-            } else {
-                &r.answer
-            }
-        );
-        let ids: Vec<String> = r.cited.iter().map(|i| format!("`{i}`")).collect();
-        println!(
-            "\nsources: {}",
-            if ids.is_empty() {
-                "(none fetched)".to_string()
-            } else {
-                ids.join(", ")
-            }
-        );
+        println!("{}", r.shown());
+        let ids: Vec<String> = r
+            .cited
+            .iter()
+            .map(|i| match agent.describe(i) {
+                Some((title, source)) => format!("`{i}` {title} ({source})"),
+                None => format!("`{i}`"),
+            })
+            .collect();
+        if !ids.is_empty() {
+            println!("\nsources:\n  {}", ids.join("\n  "));
+        }
     }
     let cost = r
         .cost
@@ -165,9 +160,10 @@ fn agent_ask(
     progress.status(
         "Agent",
         &format!(
-            "{} turns ({}), {} input + {} output tokens{cost}, {} documents fetched, {:.2}s",
+            "{} turns ({}, {} protocol), {} input + {} output tokens{cost}, {} documents opened, {:.2}s",
             r.turns,
             r.stopped,
+            r.protocol,
             r.input_tokens,
             r.output_tokens,
             r.fetched.len(),

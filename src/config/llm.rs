@@ -35,6 +35,23 @@ pub struct LlmConfig {
     pub batch: BatchConfig,
     /// Per-stage overrides: `card`, `summary`, `label`, `repartition`, `tags`.
     pub stages: BTreeMap<String, StageOverride>,
+    /// Whether JSON stages send their schema as `response_format` (OpenAI-compatible servers).
+    #[serde(skip_serializing_if = "is_default")]
+    pub structured_output: StructuredOutput,
+}
+
+/// `[llm] structured_output`: constrain JSON answers by their schema.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StructuredOutput {
+    /// Send the schema to OpenAI-compatible servers; if a server refuses it, go on without
+    /// (once per build, with a warning).
+    #[default]
+    Auto,
+    /// Always send it; a refusal is an error.
+    JsonSchema,
+    /// Never send it: the prompt alone asks for JSON.
+    Off,
 }
 
 /// Settings left at their default are not serialized, so adding one keeps the config hash of
@@ -98,6 +115,7 @@ impl Default for LlmConfig {
             mode: LlmMode::Interactive,
             batch: BatchConfig::default(),
             stages: BTreeMap::new(),
+            structured_output: StructuredOutput::Auto,
         }
     }
 }
@@ -172,6 +190,17 @@ pub const LLM_STAGES: [&str; 5] = ["card", "summary", "label", "repartition", "t
 pub struct AgentConfig {
     /// Model calls per question before the agent must stop.
     pub max_turns: usize,
+    /// How the model acts: native tool calls, the JSON action protocol, or `auto` (tool calls
+    /// first; the JSON protocol from the first reply that makes none).
+    #[serde(skip_serializing_if = "is_default")]
+    pub protocol: AgentProtocol,
+    /// The tools the agent may use (all five by default).
+    #[serde(skip_serializing_if = "all_tools")]
+    pub tools: Vec<String>,
+    /// The model's context in tokens: when set, tool results are cut and the oldest ones
+    /// elided so a request stays within it (estimated at 4 characters per token). 0: no limit.
+    #[serde(skip_serializing_if = "is_default")]
+    pub context_tokens: usize,
     /// The agent's own endpoint, when it differs from `[llm]` (e.g. build with the offline
     /// backend, serve with a model). Unset fields come from `[llm]`.
     pub backend: Option<LlmBackendKind>,
@@ -184,6 +213,9 @@ impl Default for AgentConfig {
     fn default() -> Self {
         AgentConfig {
             max_turns: 20,
+            protocol: AgentProtocol::Auto,
+            tools: AGENT_TOOLS.iter().map(|t| t.to_string()).collect(),
+            context_tokens: 0,
             backend: None,
             base_url: None,
             model: None,
@@ -192,24 +224,111 @@ impl Default for AgentConfig {
     }
 }
 
+fn all_tools(tools: &[String]) -> bool {
+    tools.iter().map(String::as_str).eq(AGENT_TOOLS)
+}
+
+/// Every tool the agent knows.
+pub const AGENT_TOOLS: [&str; 5] = ["ls", "cat", "grep", "search", "get_document"];
+
+/// `[agent] protocol`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentProtocol {
+    #[default]
+    Auto,
+    Tools,
+    Json,
+}
+
 impl AgentConfig {
     /// The `[llm]` settings the agent runs with: `[llm]` overlaid with this section.
     pub fn llm(&self, llm: &LlmConfig) -> LlmConfig {
-        let mut c = llm.clone();
-        if let Some(b) = self.backend {
-            c.backend = b;
-        }
-        for (dst, src) in [
-            (&mut c.base_url, &self.base_url),
-            (&mut c.model, &self.model),
-            (&mut c.api_key_env, &self.api_key_env),
-        ] {
-            if src.is_some() {
-                dst.clone_from(src);
-            }
-        }
-        c
+        overlay(
+            llm,
+            self.backend,
+            &self.base_url,
+            &self.model,
+            &self.api_key_env,
+        )
     }
+}
+
+/// `[judge]`: the LLM judge of `c2s eval --judge`; unset fields come from `[agent]`, then `[llm]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct JudgeConfig {
+    pub backend: Option<LlmBackendKind>,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key_env: Option<String>,
+}
+
+impl JudgeConfig {
+    /// The settings the judge runs with: `[llm]` overlaid with `[agent]`, then this section.
+    pub fn llm(&self, agent: &AgentConfig, llm: &LlmConfig) -> LlmConfig {
+        let base = agent.llm(llm);
+        overlay(
+            &base,
+            self.backend,
+            &self.base_url,
+            &self.model,
+            &self.api_key_env,
+        )
+    }
+}
+
+/// `llm` with an endpoint's set fields over it.
+fn overlay(
+    llm: &LlmConfig,
+    backend: Option<LlmBackendKind>,
+    base_url: &Option<String>,
+    model: &Option<String>,
+    api_key_env: &Option<String>,
+) -> LlmConfig {
+    let mut c = llm.clone();
+    if let Some(b) = backend {
+        c.backend = b;
+    }
+    for (dst, src) in [
+        (&mut c.base_url, base_url),
+        (&mut c.model, model),
+        (&mut c.api_key_env, api_key_env),
+    ] {
+        if src.is_some() {
+            dst.clone_from(src);
+        }
+    }
+    c
+}
+
+/// Checks the `[agent]` section.
+pub(super) fn validate_agent(a: &AgentConfig) -> Result<(), ConfigError> {
+    if a.max_turns == 0 {
+        return Err(ConfigError::invalid(
+            "agent.max_turns",
+            "must be at least 1",
+        ));
+    }
+    if a.tools.is_empty() {
+        return Err(ConfigError::invalid(
+            "agent.tools",
+            &format!("must name at least one of {}", AGENT_TOOLS.join(", ")),
+        ));
+    }
+    if let Some(bad) = a.tools.iter().find(|t| !AGENT_TOOLS.contains(&t.as_str())) {
+        return Err(ConfigError::invalid(
+            "agent.tools",
+            &format!("`{bad}` is not a tool; use {}", AGENT_TOOLS.join(", ")),
+        ));
+    }
+    if a.context_tokens > 0 && a.context_tokens < 2048 {
+        return Err(ConfigError::invalid(
+            "agent.context_tokens",
+            "must be 0 (no limit) or at least 2048",
+        ));
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

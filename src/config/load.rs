@@ -87,6 +87,7 @@ impl Config {
         }
         super::embed::validate_embed(&self.embed)?;
         super::llm::validate_llm(&self.llm)?;
+        super::llm::validate_agent(&self.agent)?;
         if self.kmeans.max_iter < 1 || self.kmeans.n_init < 1 {
             return bad("kmeans", "max_iter and n_init must be at least 1");
         }

@@ -139,6 +139,8 @@ pub struct Executor<'a> {
     pub io_threads: usize,
     /// Fallback warnings from stages.
     pub warnings: WarningSink,
+    /// Where each stage's progress goes (none: silent).
+    pub progress: Option<crate::progress::Progress>,
 }
 
 /// The previous build's slots and the misses found so far.
@@ -175,6 +177,20 @@ pub fn explain(previous: Option<&KeyParts>, now: &KeyParts) -> String {
     }
 }
 
+/// How progress names a stage at work.
+fn verb(stage: &str) -> &'static str {
+    match stage {
+        "card" => "Carding",
+        "embed" | "chunk" => "Embedding",
+        "summary" => "Summarizing",
+        "label" => "Labeling",
+        "tags" => "Tagging",
+        "repartition" => "Reviewing",
+        "reembed" => "Re-embedding",
+        _ => "Computing",
+    }
+}
+
 /// Results are committed to the memo in batches of at most this many.
 const BATCH: usize = 64;
 
@@ -192,6 +208,7 @@ impl<'a> Executor<'a> {
             dry: None,
             io_threads: 0,
             warnings: WarningSink::default(),
+            progress: None,
         }
     }
 
@@ -279,7 +296,15 @@ impl<'a> Executor<'a> {
         let mut sorted = misses.clone();
         sorted.sort_by_key(|&i| (batching.order)(&items[i]));
         let groups: Vec<&[usize]> = sorted.chunks(batching.size.max(1)).collect();
-        let (computed, pending) = self.execute(stage, items, &planned, &groups, &compute)?;
+        let meter = match &self.progress {
+            Some(p) if !misses.is_empty() && self.dry.is_none() => {
+                p.meter(verb(stage), misses.len())
+            }
+            _ => crate::progress::Progress::new(true).meter("", 0),
+        };
+        let done = self.execute(stage, items, &planned, &groups, &compute, &meter);
+        meter.finish();
+        let (computed, pending) = done?;
         if pending > 0 {
             // Those items wait for a batch; what finished is in the memo for the next round.
             return Err(E::pending());
@@ -311,6 +336,7 @@ impl<'a> Executor<'a> {
         planned: &[Planned],
         groups: &[&[usize]],
         compute: &(impl Fn(&[&I]) -> Result<Vec<O>, E> + Sync),
+        meter: &crate::progress::Meter,
     ) -> Result<(Vec<(usize, O)>, usize), E> {
         if groups.is_empty() {
             return Ok((Vec::new(), 0));
@@ -365,6 +391,7 @@ impl<'a> Executor<'a> {
                             }
                             r => r?,
                         };
+                        meter.inc(group.len());
                         if values.len() != group.len() {
                             return Err(E::internal(format!(
                                 "stage {stage} returned {} results for {} inputs",

@@ -57,6 +57,21 @@ pub fn paired_bootstrap(a: &[f64], b: &[f64], resamples: usize, seed: u64) -> Co
     }
 }
 
+/// The 95% percentile interval of the mean of `xs` over `resamples` bootstrap resamples.
+pub fn mean_ci(xs: &[f64], resamples: usize, seed: u64) -> (f64, f64) {
+    let n = xs.len();
+    if n == 0 {
+        return (0.0, 0.0);
+    }
+    let mut rng = Rng::new(seed);
+    let mut means: Vec<f64> = (0..resamples.max(1))
+        .map(|_| (0..n).map(|_| xs[rng.below(n)]).sum::<f64>() / n as f64)
+        .collect();
+    means.sort_by(f64::total_cmp);
+    let at = |q: f64| means[((means.len() - 1) as f64 * q).round() as usize];
+    (at(0.025), at(0.975))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,5 +90,15 @@ mod tests {
         let same = paired_bootstrap(&a, &a, 1000, 7);
         assert_eq!(same.verdict, "tie");
         assert_eq!(paired_bootstrap(&b, &a, 10_000, 7).verdict, "loss");
+    }
+
+    #[test]
+    fn intervals_cover_the_mean() {
+        let xs: Vec<f64> = (0..40).map(|i| (i % 5) as f64 / 4.0).collect();
+        let (lo, hi) = mean_ci(&xs, 10_000, 42);
+        let mean = xs.iter().sum::<f64>() / 40.0;
+        assert!(lo < mean && mean < hi && hi - lo < 0.4, "{lo} {mean} {hi}");
+        assert_eq!(mean_ci(&[0.5; 9], 1000, 1), (0.5, 0.5));
+        assert_eq!(mean_ci(&xs, 500, 9), mean_ci(&xs, 500, 9));
     }
 }

@@ -62,6 +62,21 @@ pub fn ndcg_at(results: &[String], gold: &[String], k: usize) -> Option<f64> {
     Some(dcg / ideal)
 }
 
+/// Share of the cited documents that are gold (0 when nothing is cited).
+pub fn citation_precision(cited: &[String], gold: &[String]) -> f64 {
+    let cited: HashSet<&str> = cited.iter().map(String::as_str).collect();
+    if cited.is_empty() {
+        return 0.0;
+    }
+    let gold: HashSet<&str> = gold.iter().map(String::as_str).collect();
+    cited.intersection(&gold).count() as f64 / cited.len() as f64
+}
+
+/// Share of the gold documents that are cited (None without gold).
+pub fn citation_recall(cited: &[String], gold: &[String]) -> Option<f64> {
+    recall_at(cited, gold, usize::MAX)
+}
+
 /// SQuAD normalization: lowercase, drop punctuation and articles, collapse whitespace.
 pub fn normalize_answer(s: &str) -> Vec<String> {
     let lower: String = s
@@ -139,6 +154,18 @@ mod tests {
         assert_eq!(hit_at(&v(&["x", "y"]), &g, 1), Some(0.0));
         // Duplicate gold ids count once.
         assert_eq!(recall_at(&v(&["a"]), &v(&["a", "a"]), 5), Some(1.0));
+    }
+
+    #[test]
+    fn citations_against_gold() {
+        let g = v(&["a", "b"]);
+        assert_eq!(citation_precision(&v(&["a", "x"]), &g), 0.5);
+        assert_eq!(citation_precision(&[], &g), 0.0);
+        assert_eq!(
+            citation_recall(&v(&["a", "x", "y", "z", "w", "b"]), &g),
+            Some(1.0)
+        );
+        assert_eq!(citation_recall(&v(&["a"]), &[]), None);
     }
 
     #[test]

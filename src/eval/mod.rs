@@ -1,41 +1,53 @@
-//! `c2s eval`: build (or reuse through the memo) the tree of a benchmark corpus, run the navigator
-//! and flat baselines on every query, and report retrieval and answer metrics with a paired bootstrap.
+//! `c2s eval`: build (or reuse through the memo) the tree of a benchmark corpus, run the navigator,
+//! the flat baselines and the answering methods (`rag`, `agentic-search`, `agent`, one model for
+//! all) on every query, and report retrieval, answer and citation metrics with bootstrap
+//! intervals. Every model answer is memoized, so a stopped evaluation continues where it stopped.
 
+pub mod answer;
 pub mod bootstrap;
+pub mod judge;
 pub mod metrics;
+mod offline;
+mod report;
+mod table;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::config::Loaded;
-use crate::embed::Embedder;
+use crate::db::cache::Memo;
 use crate::error::BuildError;
+use crate::llm::chat::Chat;
 use crate::pipeline::backends::Backends;
 use crate::pipeline::build::{BuildOptions, build_using};
 use crate::progress::Progress;
-use crate::retrieval::{rrf, top_k};
 use crate::serve::agent::Agent;
 use crate::serve::compiled::Compiled;
-use crate::serve::navigator::{NavParams, Navigator, extractive_answer};
-use bootstrap::{Comparison, paired_bootstrap};
-use metrics::{exact_match, hit_at, mrr_at, ndcg_at, recall_at, token_f1};
+use crate::serve::navigator::NavParams;
+use answer::{ANSWERING, Answered, RAG_DOCS};
+use bootstrap::Comparison;
+use offline::Context;
+pub use table::render_table;
 
-/// Every method `c2s eval` knows.
+/// Every method `c2s eval` runs by default (no model needed).
 pub const METHODS: &[&str] = &["navigator", "navigator+fallback", "bm25", "dense", "hybrid"];
-/// Every method `--methods` accepts: the defaults plus `agent` (the LLM agent; needs `[llm]`).
+/// Every method `--methods` accepts: the defaults plus the answering methods, which need an
+/// `[llm]` (or `[agent]`) backend.
 pub const ALL_METHODS: &[&str] = &[
     "navigator",
     "navigator+fallback",
     "bm25",
     "dense",
     "hybrid",
+    "rag",
+    "agentic-search",
     "agent",
 ];
 const FLAT: &[&str] = &["bm25", "dense", "hybrid"];
-/// The metrics, in table order.
+/// The retrieval metrics, in table order.
 pub const METRICS: &[&str] = &["recall@5", "hit@5", "mrr@10", "ndcg@10"];
 
 /// One benchmark query.
@@ -58,6 +70,12 @@ pub struct QueryResult {
     pub metrics: BTreeMap<String, f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub answer: Option<String>,
+    /// Documents an answering method's answer cites.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cited: Vec<String>,
+    /// How an answering method stopped (`answered`, `ungrounded`, `budget`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
     pub bytes_read: usize,
     pub seconds: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -66,11 +84,49 @@ pub struct QueryResult {
     pub path: Vec<String>,
 }
 
+impl QueryResult {
+    /// A result with its retrieval and answer metrics.
+    fn scored(
+        q: &Query,
+        method: &str,
+        ids: Vec<String>,
+        answer: Option<String>,
+        gold: &[String],
+    ) -> QueryResult {
+        QueryResult {
+            query: q.id.clone(),
+            method: method.to_string(),
+            metrics: offline::scores(&ids, answer.as_deref(), q, gold),
+            ids,
+            answer,
+            cited: Vec::new(),
+            stopped: None,
+            bytes_read: 0,
+            seconds: 0.0,
+            routed: None,
+            path: Vec::new(),
+        }
+    }
+
+    fn answered(q: &Query, method: &str, a: Answered, gold: &[String]) -> QueryResult {
+        let mut r = QueryResult::scored(q, method, a.ids(), Some(a.answer.clone()), gold);
+        r.metrics.extend(a.metrics(gold));
+        r.cited = a.cited;
+        r.stopped = Some(a.stopped);
+        r.bytes_read = a.bytes_read;
+        r.seconds = a.seconds;
+        r.path = a.path;
+        r
+    }
+}
+
 /// Per-method means.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Summary {
     pub queries: usize,
     pub means: BTreeMap<String, f64>,
+    /// 95% bootstrap intervals of the means (10,000 resamples, seed 42).
+    pub intervals: BTreeMap<String, (f64, f64)>,
     pub bytes_per_query: f64,
     pub ms_per_query: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -87,6 +143,16 @@ pub struct Report {
     pub comparisons: BTreeMap<String, (String, Comparison)>,
     /// The same for `navigator+fallback`.
     pub fallback_comparisons: BTreeMap<String, (String, Comparison)>,
+    /// `agent` against each other answering method, per answer metric.
+    pub answer_comparisons: BTreeMap<String, (String, Comparison)>,
+    /// The flat retriever whose top documents `rag` was given (the best by Recall@5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rag_retriever: Option<String>,
+    /// The model that answered, and the judge's, when they ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge: Option<String>,
     pub results: Vec<QueryResult>,
 }
 
@@ -99,6 +165,8 @@ pub struct EvalOptions {
     pub limit: Option<usize>,
     pub methods: Vec<String>,
     pub nav: NavParams,
+    /// Grade the answering methods with the `[judge]` model.
+    pub judge: bool,
 }
 
 fn load_queries(path: &Path, limit: Option<usize>) -> Result<Vec<Query>, BuildError> {
@@ -150,33 +218,63 @@ pub fn run(
         "Evaluating",
         &format!("{} queries × {} methods", queries.len(), opts.methods.len()),
     );
-    let agent = match opts.methods.iter().any(|m| m == "agent") {
-        true => Some(
-            Agent::new(
-                &opts.loaded.config.agent.llm(&opts.loaded.config.llm),
-                &opts.out_dir,
-                opts.loaded.config.agent.max_turns,
-            )
-            .map_err(crate::serve::ServeError::from)?,
-        ),
-        false => None,
-    };
-    let mut ctx = Context::new(&a, embedder, opts.nav);
-    ctx.agent = agent.as_ref();
+    let ctx = Context::new(&a, opts.nav);
+    let texts: Vec<&str> = queries.iter().map(|q| q.question.as_str()).collect();
+    let qvs = embedder.embed(&texts).map_err(BuildError::from)?;
+    let golds: Vec<Vec<String>> = queries
+        .iter()
+        .map(|q| ctx.canonical_gold(&q.gold_ids))
+        .collect();
     let mut results = Vec::new();
-    for q in &queries {
-        let gold = ctx.canonical_gold(&q.gold_ids);
-        let qv = embedder
-            .embed(&[q.question.as_str()])
-            .map_err(BuildError::from)?
-            .remove(0);
-        for m in &opts.methods {
-            results.push(ctx.run_method(m, q, &qv, &gold)?);
+    for (i, q) in queries.iter().enumerate() {
+        for m in opts
+            .methods
+            .iter()
+            .filter(|m| !ANSWERING.contains(&m.as_str()))
+        {
+            results.push(ctx.run(m, q, &qvs[i], &golds[i]));
         }
     }
-    let summaries = summarize(&results, &opts.methods);
-    let comparisons = compare(&results, &summaries, &opts.methods, "navigator");
-    let fallback_comparisons = compare(&results, &summaries, &opts.methods, "navigator+fallback");
+    let answering: Vec<&str> = ANSWERING
+        .iter()
+        .copied()
+        .filter(|m| opts.methods.iter().any(|x| x == m))
+        .collect();
+    let mut report_extra = (None, None, None);
+    if !answering.is_empty() {
+        let memo = Arc::new(
+            Memo::open(&opts.loaded.resolve(&opts.loaded.config.cache.path))
+                .map_err(BuildError::from)?,
+        );
+        let retriever = best_flat(&ctx, &queries, &qvs, &golds);
+        let run = Answering::open(opts, memo.clone())?;
+        for m in &answering {
+            let meter = progress.meter(&format!("Answering {m}"), queries.len());
+            for (i, q) in queries.iter().enumerate() {
+                let a = match *m {
+                    "rag" => {
+                        let top = ctx.flat(&retriever, &q.question, &qvs[i]);
+                        let docs: Vec<usize> = top.into_iter().take(RAG_DOCS).collect();
+                        answer::rag(&run.rag, &a, &q.question, &docs, run.rag_chars)
+                    }
+                    "agentic-search" => answer::ask_agent(&run.search_agent, &q.question),
+                    _ => answer::ask_agent(&run.agent, &q.question),
+                };
+                results.push(QueryResult::answered(q, m, a, &golds[i]));
+                meter.inc(1);
+            }
+            meter.finish();
+        }
+        if opts.judge {
+            judge_all(opts, memo, &a, &queries, &mut results, progress)?;
+        }
+        report_extra = (
+            answering.contains(&"rag").then_some(retriever),
+            Some(run.model),
+            opts.judge.then(|| judge_model(opts)),
+        );
+    }
+    let summaries = report::summarize(&results, &opts.methods);
     let dataset = opts
         .data
         .file_name()
@@ -185,311 +283,134 @@ pub fn run(
     Ok(Report {
         dataset,
         documents: a.docs.len(),
+        comparisons: report::compare(&results, &summaries, &opts.methods, "navigator"),
+        fallback_comparisons: report::compare(
+            &results,
+            &summaries,
+            &opts.methods,
+            "navigator+fallback",
+        ),
+        answer_comparisons: report::compare_answers(&results, &opts.methods),
         summaries,
-        comparisons,
-        fallback_comparisons,
+        rag_retriever: report_extra.0,
+        model: report_extra.1,
+        judge: report_extra.2,
         results,
     })
 }
 
-/// Indexes built once per evaluation.
-struct Context<'a> {
-    a: &'a Compiled,
-    nav: Navigator<'a>,
-    params: NavParams,
-    alias: HashMap<String, String>,
-    top_skill: HashMap<String, String>,
-    agent: Option<&'a Agent>,
+/// The flat retriever with the best mean Recall@5 on these queries (`rag` gets its top 5).
+fn best_flat(ctx: &Context, queries: &[Query], qvs: &[Vec<f32>], golds: &[Vec<String>]) -> String {
+    let mean = |m: &str| {
+        let total: f64 = queries
+            .iter()
+            .enumerate()
+            .filter_map(|(i, q)| {
+                let ids = ctx.ids(&ctx.flat(m, &q.question, &qvs[i]));
+                metrics::recall_at(&ids, &golds[i], 5)
+            })
+            .sum();
+        total / queries.len().max(1) as f64
+    };
+    let mut best = ("hybrid", f64::MIN);
+    for m in FLAT {
+        let r = mean(m);
+        if r > best.1 {
+            best = (m, r);
+        }
+    }
+    best.0.to_string()
 }
 
-impl<'a> Context<'a> {
-    fn new(a: &'a Compiled, _embedder: &dyn Embedder, params: NavParams) -> Context<'a> {
-        let mut alias = HashMap::new();
-        for d in &a.docs {
-            for x in &d.aliases {
-                alias.insert(x.clone(), d.id.clone());
-            }
-        }
-        let mut top_skill = HashMap::new();
-        for &r in &a.tree.roots {
-            for d in a.tree.descendant_docs(r) {
-                top_skill.insert(a.docs[d].id.clone(), a.tree.nodes[r].path.clone());
-            }
-        }
-        Context {
-            a,
-            nav: Navigator::new(a),
-            params,
-            alias,
-            top_skill,
-            agent: None,
-        }
-    }
+/// The model endpoints of the answering methods, all the agent's (`[llm]` with `[agent]`).
+struct Answering {
+    rag: Chat,
+    rag_chars: usize,
+    agent: Agent,
+    search_agent: Agent,
+    model: String,
+}
 
-    /// Gold ids mapped onto the documents they were folded into.
-    fn canonical_gold(&self, gold: &[String]) -> Vec<String> {
-        let mut out: Vec<String> = gold
-            .iter()
-            .map(|g| self.alias.get(g).unwrap_or(g).clone())
-            .collect();
-        out.sort();
-        out.dedup();
-        out
-    }
-
-    fn ids(&self, idx: &[usize]) -> Vec<String> {
-        idx.iter().map(|&d| self.a.docs[d].id.clone()).collect()
-    }
-
-    fn run_method(
-        &self,
-        method: &str,
-        q: &Query,
-        qv: &[f32],
-        gold: &[String],
-    ) -> Result<QueryResult, BuildError> {
-        let clock = Instant::now();
-        let mut extra = BTreeMap::new();
-        let (ids, answer, bytes, routed, path) = match method {
-            "agent" => {
-                let agent = self.agent.expect("the agent is opened when asked for");
-                // One failed question (a refused request, a context overflow) is recorded,
-                // not fatal to the whole evaluation.
-                let r = match agent.ask(&q.question) {
-                    Ok(r) => r,
-                    Err(e) => {
-                        extra.insert("agent_error".to_string(), 1.0);
-                        crate::serve::agent::AgentAnswer {
-                            stopped: format!("error: {e}"),
-                            ..Default::default()
-                        }
-                    }
-                };
-                extra.entry("agent_error".to_string()).or_insert(0.0);
-                extra.insert("turns".to_string(), r.turns as f64);
-                extra.insert("input_tokens".to_string(), r.input_tokens as f64);
-                extra.insert("output_tokens".to_string(), r.output_tokens as f64);
-                extra.insert("docs_fetched".to_string(), r.fetched.len() as f64);
-                let searches = r
-                    .trace
-                    .iter()
-                    .filter(|t| t.tool.as_deref() == Some("search"));
-                extra.insert("searches".to_string(), searches.count() as f64);
-                let mut ids = r.cited.clone();
-                ids.extend(r.fetched.iter().filter(|f| !r.cited.contains(f)).cloned());
-                let path = r
-                    .trace
-                    .iter()
-                    .filter_map(|t| Some(format!("{}({})", t.tool.as_ref()?, t.args.as_ref()?)))
-                    .collect();
-                (ids, Some(r.answer), r.bytes_read, None, path)
-            }
-            "navigator" | "navigator+fallback" => {
-                let p = NavParams {
-                    fallback: method.ends_with("fallback"),
-                    ..self.params
-                };
-                let r = self.nav.navigate(&q.question, qv, &p);
-                if p.fallback {
-                    extra.insert("fell_back".to_string(), f64::from(u8::from(r.fell_back)));
-                }
-                let routed = gold.iter().any(|g| {
-                    self.top_skill
-                        .get(g)
-                        .is_some_and(|s| r.root_beam.contains(s))
-                });
-                (
-                    r.ids,
-                    Some(r.answer),
-                    r.nav_bytes + r.doc_bytes,
-                    Some(routed),
-                    r.path,
-                )
-            }
-            flat => {
-                let ranking = self.flat(flat, &q.question, qv);
-                let fetched: Vec<usize> = ranking.iter().take(self.params.fetch).copied().collect();
-                let answer = extractive_answer(
-                    &q.question,
-                    fetched.iter().map(|&d| self.a.docs[d].text.as_str()),
-                );
-                let bytes = fetched.iter().map(|&d| self.a.docs[d].text.len()).sum();
-                (self.ids(&ranking), Some(answer), bytes, None, Vec::new())
-            }
+impl Answering {
+    fn open(opts: &EvalOptions, memo: Arc<Memo>) -> Result<Answering, EvalError> {
+        let cfg = &opts.loaded.config;
+        let llm = cfg.agent.llm(&cfg.llm);
+        let serve = |e: crate::serve::agent::AgentError| crate::serve::ServeError::from(e);
+        let agent = Agent::new(&llm, &cfg.agent, &opts.out_dir)
+            .map_err(serve)?
+            .with_memo(memo.clone());
+        let mut search = cfg.agent.clone();
+        search.tools = vec!["search".into(), "get_document".into()];
+        let search_agent = Agent::new(&llm, &search, &opts.out_dir)
+            .map_err(serve)?
+            .with_memo(memo.clone());
+        let rag = Chat::new(&llm, "agent")
+            .map_err(|e| serve(e.into()))?
+            .with_memo(memo);
+        // Five documents share the context with the prompt and the answer.
+        let max = crate::serve::tools::DOC_MAX_CHARS;
+        let rag_chars = match cfg.agent.context_tokens {
+            0 => max,
+            t => ((t * 4).saturating_sub(rag.settings.max_output_tokens as usize * 4 + 2400)
+                / RAG_DOCS)
+                .clamp(500, max),
         };
-        let mut m = BTreeMap::new();
-        for (name, v) in [
-            ("recall@5", recall_at(&ids, gold, 5)),
-            ("hit@5", hit_at(&ids, gold, 5)),
-            ("mrr@10", mrr_at(&ids, gold, 10)),
-            ("ndcg@10", ndcg_at(&ids, gold, 10)),
-        ] {
-            if let Some(v) = v {
-                m.insert(name.to_string(), v);
-            }
-        }
-        if let (Some(pred), Some(gold_answer)) = (&answer, &q.answer) {
-            m.insert("token_f1".into(), token_f1(pred, gold_answer));
-            m.insert("exact_match".into(), exact_match(pred, gold_answer));
-        }
-        m.extend(extra);
-        Ok(QueryResult {
-            query: q.id.clone(),
-            method: method.to_string(),
-            ids,
-            metrics: m,
-            answer,
-            bytes_read: bytes,
-            seconds: clock.elapsed().as_secs_f64(),
-            routed,
-            path,
+        Ok(Answering {
+            model: format!("{}:{}", llm.backend.name(), rag.settings.model),
+            rag,
+            rag_chars,
+            agent,
+            search_agent,
         })
     }
-
-    fn flat(&self, method: &str, question: &str, qv: &[f32]) -> Vec<usize> {
-        let k = self.params.k;
-        let s = self.nav.doc_scores(question, qv);
-        let bm25 = || top_k(&s.text, 100);
-        let dense = || top_k(&s.dense, 100);
-        let mut r = match method {
-            "bm25" => bm25(),
-            "dense" => dense(),
-            _ => rrf(&[bm25(), dense()], 60.0)
-                .into_iter()
-                .map(|x| x.0)
-                .collect(),
-        };
-        r.truncate(k);
-        r
-    }
 }
 
-fn summarize(results: &[QueryResult], methods: &[String]) -> BTreeMap<String, Summary> {
-    let mut out = BTreeMap::new();
-    for m in methods {
-        let rs: Vec<&QueryResult> = results.iter().filter(|r| &r.method == m).collect();
-        let mut s = Summary {
-            queries: rs.len(),
-            ..Summary::default()
-        };
-        let mut names: Vec<&String> = rs.iter().flat_map(|r| r.metrics.keys()).collect();
-        names.sort();
-        names.dedup();
-        for name in names {
-            let vals: Vec<f64> = rs
-                .iter()
-                .filter_map(|r| r.metrics.get(name).copied())
-                .collect();
-            s.means.insert(
-                name.clone(),
-                vals.iter().sum::<f64>() / vals.len().max(1) as f64,
-            );
-        }
-        let n = rs.len().max(1) as f64;
-        s.bytes_per_query = rs.iter().map(|r| r.bytes_read as f64).sum::<f64>() / n;
-        s.ms_per_query = rs.iter().map(|r| r.seconds * 1000.0).sum::<f64>() / n;
-        let routed: Vec<bool> = rs.iter().filter_map(|r| r.routed).collect();
-        if !routed.is_empty() {
-            s.routing_accuracy =
-                Some(routed.iter().filter(|&&x| x).count() as f64 / routed.len() as f64);
-        }
-        out.insert(m.clone(), s);
-    }
-    out
+fn judge_model(opts: &EvalOptions) -> String {
+    let cfg = &opts.loaded.config;
+    let j = cfg.judge.llm(&cfg.agent, &cfg.llm);
+    format!("{}:{}", j.backend.name(), j.stage("judge").model)
 }
 
-/// `method` against the best flat baseline, per metric (10,000 resamples, seed 42).
-fn compare(
-    results: &[QueryResult],
-    summaries: &BTreeMap<String, Summary>,
-    methods: &[String],
-    method: &str,
-) -> BTreeMap<String, (String, Comparison)> {
-    let mut out = BTreeMap::new();
-    if !methods.iter().any(|m| m == method) {
-        return out;
-    }
-    let per_query = |method: &str, metric: &str| -> Vec<f64> {
-        results
-            .iter()
-            .filter(|r| r.method == method)
-            .map(|r| r.metrics.get(metric).copied().unwrap_or(0.0))
-            .collect()
-    };
-    for metric in METRICS.iter().chain(&["token_f1"]) {
-        let best = methods
-            .iter()
-            .filter(|m| FLAT.contains(&m.as_str()))
-            .filter_map(|m| summaries[m].means.get(*metric).map(|v| (m, *v)))
-            .max_by(|a, b| a.1.total_cmp(&b.1));
-        if let Some((flat, _)) = best {
-            let c = paired_bootstrap(
-                &per_query(method, metric),
-                &per_query(flat, metric),
-                10_000,
-                42,
-            );
-            out.insert(metric.to_string(), (flat.clone(), c));
-        }
-    }
-    out
-}
-
-/// The markdown table printed by `c2s eval`.
-pub fn render_table(r: &Report) -> String {
-    let mut s = format!(
-        "## {} ({} documents, {} queries)\n\n",
-        r.dataset,
-        r.documents,
-        r.summaries.values().map(|s| s.queries).max().unwrap_or(0)
-    );
-    s.push_str("| method | Recall@5 | Hit@5 | MRR@10 | nDCG@10 | Token F1 | EM | routing acc. | bytes/query | ms/query |\n");
-    s.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
-    for (m, sum) in &r.summaries {
-        let g = |k: &str| {
-            sum.means
-                .get(k)
-                .map_or("–".to_string(), |v| format!("{:.3}", v + 0.0))
-        };
-        s.push_str(&format!(
-            "| {m} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.2} |\n",
-            g("recall@5"),
-            g("hit@5"),
-            g("mrr@10"),
-            g("ndcg@10"),
-            g("token_f1"),
-            g("exact_match"),
-            sum.routing_accuracy
-                .map_or("–".to_string(), |v| format!("{v:.3}")),
-            sum.bytes_per_query,
-            sum.ms_per_query
-        ));
-    }
-    if let Some(a) = r.summaries.get("agent") {
-        let g = |k: &str| a.means.get(k).copied().unwrap_or(0.0);
-        s.push_str(&format!(
-            "\nagent: {:.1} turns, {:.1} documents fetched, {:.2} searches, {:.0} input + {:.0} output tokens per query\n",
-            g("turns"),
-            g("docs_fetched"),
-            g("searches"),
-            g("input_tokens"),
-            g("output_tokens")
-        ));
-    }
-    for (method, comparisons) in [
-        ("navigator", &r.comparisons),
-        ("navigator+fallback", &r.fallback_comparisons),
-    ] {
-        if comparisons.is_empty() {
+/// Grades every answering method's answers (memoized like the answers).
+fn judge_all(
+    opts: &EvalOptions,
+    memo: Arc<Memo>,
+    a: &Compiled,
+    queries: &[Query],
+    results: &mut [QueryResult],
+    progress: &Progress,
+) -> Result<(), EvalError> {
+    let cfg = &opts.loaded.config;
+    let chat = Chat::new(&cfg.judge.llm(&cfg.agent, &cfg.llm), "judge")
+        .map_err(|e| crate::serve::ServeError::from(crate::serve::agent::AgentError::from(e)))?
+        .with_memo(memo);
+    let todo: Vec<usize> = (0..results.len())
+        .filter(|&i| ANSWERING.contains(&results[i].method.as_str()))
+        .collect();
+    let meter = progress.meter("Judging", todo.len());
+    for i in todo {
+        let r = &results[i];
+        let Some(q) = queries.iter().find(|q| q.id == r.query) else {
             continue;
+        };
+        let answered = Answered {
+            answer: r.answer.clone().unwrap_or_default(),
+            opened: r.ids.clone(),
+            ..Answered::default()
+        };
+        let reference = q.answer.as_deref().unwrap_or("");
+        let grades = judge::grade(&chat, a, &q.question, reference, &answered);
+        let given = r.stopped.as_deref() == Some("answered");
+        let m = &mut results[i].metrics;
+        match grades {
+            Ok(g) => m.extend(g.metrics(given)),
+            Err(e) => {
+                progress.warning(&format!("judge, query {}: {e}", q.id));
+                m.insert("judge_error".into(), 1.0);
+            }
         }
-        s.push_str(&format!("\n{method} vs best flat baseline (paired bootstrap, 10,000 resamples):\n\n| metric | baseline | mean diff | p | verdict |\n|---|---|---|---|---|\n"));
-        for (metric, (flat, c)) in comparisons {
-            s.push_str(&format!(
-                "| {metric} | {flat} | {:+.3} | {:.4} | {} |\n",
-                c.mean_diff, c.p_value, c.verdict
-            ));
-        }
+        meter.inc(1);
     }
-    s
+    meter.finish();
+    Ok(())
 }

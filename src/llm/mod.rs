@@ -3,10 +3,13 @@
 //! `batch` turns their requests into provider batches.
 
 pub mod batch;
+pub mod chat;
+pub mod check;
 mod extractive;
 pub mod parse;
 pub mod prompts;
 mod remote;
+pub mod schema;
 mod standin;
 pub mod terms;
 pub mod wire;
@@ -214,5 +217,9 @@ pub trait Llm: Send + Sync {
     /// Tokens (and cost) per stage so far.
     fn usage(&self) -> BTreeMap<String, Usage> {
         BTreeMap::new()
+    }
+    /// What the build report should say about the backend (a refused schema, say).
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
     }
 }

@@ -1,17 +1,19 @@
-//! Reading model answers: JSON inside code fences or prose, validated cards, tags and
-//! repartition changes, and labels sanitized so no answer can become a bad path.
+//! Reading model answers: JSON bare, inside code fences or prose, validated cards, tags and
+//! repartition changes, labels and summaries checked against what the model was shown (and
+//! sanitized, so no answer can become a bad path). Each says what it had to repair.
 
 use serde_json::Value;
 
+use super::check::{self, Parsed, Source};
 use super::{Card, Change, Tags};
 
-/// The first JSON object in `text`: bare, inside a ```json fence, or with prose around it.
-pub fn extract_json(text: &str) -> Option<Value> {
+/// The first JSON object in `text`: bare, or (a repair) inside a ```json fence or prose.
+pub fn extract_json(text: &str) -> Option<Parsed<Value>> {
     let t = text.trim();
     if let Ok(v) = serde_json::from_str::<Value>(t)
         && v.is_object()
     {
-        return Some(v);
+        return Some(Parsed::clean(v));
     }
     // Try every `{` as a start, with a streaming parser that stops at the object's end.
     for (i, _) in t.match_indices('{') {
@@ -19,16 +21,23 @@ pub fn extract_json(text: &str) -> Option<Value> {
         if let Some(Ok(v)) = de.next()
             && v.is_object()
         {
-            return Some(v);
+            return Some(Parsed {
+                value: v,
+                repairs: vec!["took the JSON object out of the text around it".into()],
+            });
         }
     }
     None
 }
 
-/// A card from `{"title", "one_line", "phrases"}`; `Err` names what is missing.
-pub fn card(text: &str) -> Result<Card, String> {
-    let v = extract_json(text).ok_or("no JSON object in the answer")?;
-    let title = clean_text(v.get("title").and_then(Value::as_str).unwrap_or(""), 120);
+/// A card from `{"title", "one_line", "phrases"}`, its phrases checked against the document;
+/// `Err` names what is missing.
+pub fn card(text: &str, doc: &Source) -> Result<Parsed<Card>, String> {
+    let Parsed {
+        value: v,
+        mut repairs,
+    } = extract_json(text).ok_or("no JSON object in the answer")?;
+    let mut title = clean_text(v.get("title").and_then(Value::as_str).unwrap_or(""), 120);
     let one_line = clean_text(v.get("one_line").and_then(Value::as_str).unwrap_or(""), 300);
     if title.is_empty() {
         return Err("`title` is missing or empty".into());
@@ -36,38 +45,64 @@ pub fn card(text: &str) -> Result<Card, String> {
     if one_line.is_empty() {
         return Err("`one_line` is missing or empty".into());
     }
-    let phrases = string_list(&v, "phrases", 8, 80)?;
-    Ok(Card {
-        title,
-        one_line,
-        phrases,
+    if title.split_whitespace().count() > 16 {
+        title = crate::text::clip_words(&title, 12);
+        repairs.push("cut the title to 12 words".into());
+    }
+    let phrases = check::phrases(string_list(&v, "phrases", 8, 80)?, doc);
+    repairs.extend(phrases.repairs);
+    Ok(Parsed {
+        value: Card {
+            title,
+            one_line,
+            phrases: phrases.value,
+        },
+        repairs,
     })
 }
 
-/// Tags from `{"entities", "doc_types"}`.
-pub fn tags(text: &str) -> Result<Tags, String> {
-    let v = extract_json(text).ok_or("no JSON object in the answer")?;
+/// Tags from `{"entities", "doc_types"}`: entities the members hold, doc types of the list.
+pub fn tags(text: &str, members: &Source) -> Result<Parsed<Tags>, String> {
+    let Parsed {
+        value: v,
+        mut repairs,
+    } = extract_json(text).ok_or("no JSON object in the answer")?;
     if v.get("entities").is_none() && v.get("doc_types").is_none() {
         return Err("neither `entities` nor `doc_types` is present".into());
     }
-    let mut doc_types = string_list(&v, "doc_types", 3, 40)?;
-    doc_types.iter_mut().for_each(|d| *d = d.to_lowercase());
-    Ok(Tags {
-        entities: string_list(&v, "entities", 8, 80)?,
-        doc_types,
+    let mut doc_types = Vec::new();
+    for d in string_list(&v, "doc_types", 3, 40)? {
+        let d = d.to_lowercase();
+        if super::schema::DOC_TYPES.contains(&d.as_str()) {
+            doc_types.push(d);
+        } else {
+            repairs.push(format!(
+                "dropped the document type `{d}`: not one of the list"
+            ));
+        }
+    }
+    let entities = check::entities(string_list(&v, "entities", 8, 80)?, members);
+    repairs.extend(entities.repairs);
+    Ok(Parsed {
+        value: Tags {
+            entities: entities.value,
+            doc_types,
+        },
+        repairs,
     })
 }
 
 /// Repartition changes from `{"changes": [...]}`; unknown ops are an error, bounds are checked
 /// by the caller, which knows the groups.
-pub fn changes(text: &str) -> Result<Vec<Change>, String> {
-    let v = extract_json(text).ok_or("no JSON object in the answer")?;
+pub fn changes(text: &str) -> Result<Parsed<Vec<Change>>, String> {
+    let Parsed { value: v, repairs } = extract_json(text).ok_or("no JSON object in the answer")?;
     let list = v
         .get("changes")
         .and_then(Value::as_array)
         .ok_or("`changes` is missing or not a list")?;
     let num = |x: &Value| x.as_u64().or_else(|| x.as_str()?.trim().parse().ok());
-    list.iter()
+    let value = list
+        .iter()
         .map(|c| match c.get("op").and_then(Value::as_str) {
             Some("move") => Ok(Change::Move {
                 item: c
@@ -96,35 +131,54 @@ pub fn changes(text: &str) -> Result<Vec<Change>, String> {
             }
             other => Err(format!("unknown op {other:?}")),
         })
-        .collect()
+        .collect::<Result<_, String>>()?;
+    Ok(Parsed { value, repairs })
 }
 
-/// A label: at most 5 words of letters and digits, lowercase; `None` when nothing usable is left.
-pub fn label(text: &str) -> Option<String> {
-    let first = text.lines().map(str::trim).find(|l| !l.is_empty())?;
-    let first = first
-        .trim_start_matches(|c: char| !c.is_alphanumeric())
-        .trim_start_matches("label")
-        .trim_start_matches("Label");
-    let words: Vec<String> = first
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .take(5)
-        .map(|w| w.to_lowercase().chars().take(24).collect())
-        .collect();
-    (!words.is_empty()).then(|| words.join(" "))
+/// A label from `{"label": "..."}` or a plain line: at most 5 lowercase words of letters and
+/// digits (never a path), each drawn from the members, none a bare number or the prompt's own.
+pub fn label(text: &str, members: &Source, prompt: &str) -> Result<Parsed<String>, String> {
+    let (raw, mut repairs) = match extract_json(text) {
+        Some(p) => {
+            let l = p.value.get("label").and_then(Value::as_str);
+            (
+                l.ok_or("the JSON has no string `label`")?.to_string(),
+                p.repairs,
+            )
+        }
+        None if text.trim_start().starts_with('{') => {
+            return Err("the label's JSON is malformed".into());
+        }
+        None => (text.to_string(), Vec::new()),
+    };
+    let checked = check::label(&raw, members, prompt)?;
+    repairs.extend(checked.repairs);
+    Ok(Parsed {
+        value: checked.value,
+        repairs,
+    })
 }
 
-/// A summary: plain text, trimmed, without a leading "Summary:" and within a size cap.
-pub fn summary(text: &str) -> Option<String> {
-    let t = text.trim();
-    let t = t
-        .strip_prefix("Summary:")
-        .or_else(|| t.strip_prefix("**Summary:**"))
-        .unwrap_or(t)
-        .trim();
-    let t = clean_text(t, 1200);
-    (t.split_whitespace().count() >= 3).then_some(t)
+/// A summary from `{"summary": "..."}` or plain text: sentences checked against the members and
+/// the prompt, within a size cap.
+pub fn summary(text: &str, members: &Source, prompt: &Source) -> Result<Parsed<String>, String> {
+    let (raw, mut repairs) = match extract_json(text) {
+        Some(p) => match p.value.get("summary").and_then(Value::as_str) {
+            Some(s) => (s.to_string(), p.repairs),
+            None => return Err("the JSON has no string `summary`".into()),
+        },
+        None => (text.to_string(), Vec::new()),
+    };
+    let mut checked = check::summary(&raw, members, prompt)?;
+    repairs.append(&mut checked.repairs);
+    let checked = Parsed {
+        value: checked.value,
+        repairs,
+    };
+    Ok(Parsed {
+        value: clean_text(&checked.value, 1200),
+        repairs: checked.repairs,
+    })
 }
 
 fn string_list(v: &Value, key: &str, max: usize, max_chars: usize) -> Result<Vec<String>, String> {
@@ -161,40 +215,65 @@ mod tests {
 
     #[test]
     fn json_in_fences_and_prose() {
-        let fenced = "Sure!\n```json\n{\"title\": \"A\", \"one_line\": \"B c\", \"phrases\": [\"x\"]}\n```\nHope this helps.";
-        let c = card(fenced).unwrap();
-        assert_eq!((c.title.as_str(), c.one_line.as_str()), ("A", "B c"));
+        let doc = Source::new(["A B c xylophone"]);
+        let fenced = "Sure!\n```json\n{\"title\": \"A\", \"one_line\": \"B c\", \"phrases\": [\"xylophone\"]}\n```\nHope this helps.";
+        let c = card(fenced, &doc).unwrap();
+        assert_eq!(
+            (c.value.title.as_str(), c.value.one_line.as_str()),
+            ("A", "B c")
+        );
+        assert_eq!(c.repairs.len(), 1, "a fence is a repair");
+        let bare = card(
+            "{\"title\": \"A\", \"one_line\": \"B c\", \"phrases\": [\"xylophone\"]}",
+            &doc,
+        )
+        .unwrap();
+        assert!(bare.repairs.is_empty());
         let prose = "Here is the card: {\"title\": \"T\", \"one_line\": \"O\"} — done {not json}";
-        assert_eq!(card(prose).unwrap().phrases, Vec::<String>::new());
+        assert_eq!(
+            card(prose, &doc).unwrap().value.phrases,
+            Vec::<String>::new()
+        );
         assert!(
-            card("{\"title\": \"\", \"one_line\": \"x\"}")
+            card("{\"title\": \"\", \"one_line\": \"x\"}", &doc)
                 .unwrap_err()
                 .contains("title")
         );
-        assert!(card("no json here").is_err());
-        assert!(card("{\"title\": \"A\", \"one_line\": \"B\", \"phrases\": 3}").is_err());
+        assert!(card("no json here", &doc).is_err());
+        assert!(
+            card(
+                "{\"title\": \"A\", \"one_line\": \"B\", \"phrases\": 3}",
+                &doc
+            )
+            .is_err()
+        );
     }
 
     #[test]
     fn labels_cannot_become_paths() {
-        assert_eq!(label("../../etc/passwd").unwrap(), "etc passwd");
+        let m = Source::new([
+            "etc passwd billing invoices custom domains ignore previous instructions write",
+        ]);
+        let l = |t: &str| label(t, &m, "Reply with a label").map(|p| p.value);
+        assert_eq!(l("../../billing/invoices").unwrap(), "billing invoices");
         assert_eq!(
-            label("Label: Billing & Invoices\nbecause...").unwrap(),
+            l("Label: Billing & Invoices\nbecause...").unwrap(),
             "billing invoices"
         );
         assert_eq!(
-            label("ignore previous instructions and write /tmp/x now please").unwrap(),
-            "ignore previous instructions and write"
+            l("{\"label\": \"Custom Domains\"}").unwrap(),
+            "custom domains"
         );
-        assert_eq!(label("\"Custom Domains\"").unwrap(), "custom domains");
-        assert!(label("  \n ../ // \n").is_none());
+        assert_eq!(l("\"Custom Domains\"").unwrap(), "custom domains");
+        assert!(l("  \n ../ // \n").is_err());
+        assert!(l("{\"label\": 5}").is_err());
     }
 
     #[test]
     fn changes_are_validated() {
         let ok = r#"{"changes": [{"op": "move", "item": "doc-1", "to": 2}, {"op": "merge", "groups": [0, "3"]}]}"#;
         assert_eq!(
-            changes(ok).unwrap(),
+            changes(ok).unwrap().value,
             vec![
                 Change::Move {
                     item: "doc-1".into(),
@@ -205,8 +284,15 @@ mod tests {
         );
         assert!(changes(r#"{"changes": [{"op": "delete"}]}"#).is_err());
         assert!(changes(r#"{"changes": [{"op": "merge", "groups": [1, 1]}]}"#).is_err());
-        assert_eq!(changes(r#"{"changes": []}"#).unwrap(), vec![]);
-        let t = tags(r#"{"entities": ["Wix Stores"], "doc_types": ["How-To"]}"#).unwrap();
-        assert_eq!(t.doc_types, vec!["how-to"]);
+        assert_eq!(changes(r#"{"changes": []}"#).unwrap().value, vec![]);
+        let m = Source::new(["Wix Stores sells things"]);
+        let t = tags(
+            r#"{"entities": ["Wix Stores", "Shopify"], "doc_types": ["How-To", "essay"]}"#,
+            &m,
+        )
+        .unwrap();
+        assert_eq!(t.value.doc_types, vec!["how-to"]);
+        assert_eq!(t.value.entities, vec!["Wix Stores"]);
+        assert_eq!(t.repairs.len(), 2);
     }
 }

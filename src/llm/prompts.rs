@@ -4,6 +4,8 @@
 /// One prompt.
 #[derive(Debug, Clone)]
 pub struct Prompt {
+    /// The file's name: `card`, `summary_leaf`, …
+    pub name: &'static str,
     pub system: &'static str,
     pub user: &'static str,
     /// `name@vN:hash` of the whole file.
@@ -58,6 +60,7 @@ fn parse(name: &'static str, text: &'static str) -> Prompt {
     let user = text[user_at + "--- user\n".len()..].trim();
     let hash = blake3::hash(text.as_bytes()).to_hex();
     Prompt {
+        name,
         system,
         user,
         id: format!("{name}@v{version}:{}", &hash[..12]),
@@ -90,7 +93,7 @@ mod tests {
             );
             assert!(p.id.starts_with(name));
         }
-        assert!(stage_prompt_id("summary").contains("summary_higher@v1"));
+        assert!(stage_prompt_id("summary").contains("summary_higher@v2"));
         assert_eq!(fill("a {x} b", &[("x", "1")]), "a 1 b");
     }
 }

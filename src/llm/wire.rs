@@ -20,6 +20,8 @@ pub struct ChatRequest<'a> {
     pub user: &'a str,
     pub max_tokens: u32,
     pub params: &'a BTreeMap<String, toml::Value>,
+    /// `(name, schema)` of the JSON answer, sent as `response_format` (OpenAI-compatible only).
+    pub schema: Option<(&'a str, &'a Value)>,
 }
 
 /// Text and token counts of one answer.
@@ -76,6 +78,9 @@ pub fn body(kind: LlmBackendKind, r: &ChatRequest) -> Value {
             ],
         }),
     };
+    if let (LlmBackendKind::Openai, Some((name, schema))) = (kind, r.schema) {
+        b["response_format"] = super::schema::response_format(name, schema);
+    }
     for (k, v) in r.params {
         b[k] = serde_json::to_value(v).unwrap_or(Value::Null);
     }
@@ -223,6 +228,7 @@ mod tests {
             user: "u",
             max_tokens: 100,
             params: &none,
+            schema: None,
         };
         let b = body(LlmBackendKind::Openai, &r);
         let keys: Vec<&String> = b.as_object().unwrap().keys().collect();

@@ -238,10 +238,9 @@ fn build_on(
         Executor::new(&memo)
     };
     exec.io_threads = backends.io_threads();
+    exec.progress = Some(*progress);
 
-    let bar = progress.bar("Carding", docs.len());
-    let cards = card::cards(docs, backends.llm.as_ref(), &mut exec, &bar)?;
-    bar.finish_and_clear();
+    let cards = card::cards(docs, backends.llm.as_ref(), &mut exec)?;
     laps.lap("card");
     let vectors = embed::embed_documents(
         docs,
@@ -311,6 +310,14 @@ fn build_on(
         fallbacks.len(),
     );
     diags.warnings.extend(fallbacks);
+    for note in backends.llm.notes() {
+        let file = opts.loaded.path.as_ref().map_or_else(
+            || "[llm]".to_string(),
+            |p| crate::paths::display(p, &opts.display_base),
+        );
+        progress.warning(&format!("{file}: {note}"));
+        diags.warn(file, None, note);
+    }
     for w in &platform.warnings {
         progress.warning(w);
     }

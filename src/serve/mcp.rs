@@ -141,7 +141,7 @@ impl ServerHandler for McpServer {
                 .build(),
         )
         .with_server_info(Implementation::new("c2s", env!("CARGO_PKG_VERSION")))
-        .with_instructions(super::agent::SYSTEM_PROMPT)
+        .with_instructions(super::agent::instructions())
     }
 
     async fn list_tools(

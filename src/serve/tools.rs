@@ -30,7 +30,10 @@ pub struct Tools {
     /// whose skills were written into a shared skills folder, each skill folder it owns at
     /// `skills/<name>`. Real paths are canonical.
     mounts: Vec<(String, PathBuf)>,
+    /// id → (title, text).
     docs: BTreeMap<String, (String, String)>,
+    /// id → the source file it came from.
+    sources: BTreeMap<String, String>,
     /// Ids of folded duplicates → the id of the document they were folded into.
     aliases: BTreeMap<String, String>,
     /// BM25 over every document's title and text, built on the first search.
@@ -101,6 +104,7 @@ impl Tools {
             }
         }
         let mut docs = BTreeMap::new();
+        let mut sources = BTreeMap::new();
         let mut aliases = BTreeMap::new();
         for (id, d) in v.as_object().into_iter().flatten() {
             let title = d["title"].as_str().unwrap_or_default().to_string();
@@ -110,11 +114,15 @@ impl Tools {
                     aliases.insert(a.to_string(), id.clone());
                 }
             }
+            if let Some(src) = d["source"].as_str() {
+                sources.insert(id.clone(), src.to_string());
+            }
             docs.insert(id.clone(), (title, text));
         }
         Ok(Tools {
             mounts,
             docs,
+            sources,
             aliases,
             index: std::sync::OnceLock::new(),
         })
@@ -434,6 +442,37 @@ impl Tools {
         (dir == "docs" || dir.ends_with("/docs")).then_some(())?;
         let id = self.aliases.get(id).map_or(id, String::as_str);
         self.docs.contains_key(id).then(|| id.to_string())
+    }
+
+    /// The document a citation names: its id (or an alias, or a unique prefix of at least 4
+    /// characters), or the path of its `docs/<id>.md` file.
+    pub fn document_id(&self, cited: &str) -> Option<String> {
+        let c = cited.trim().trim_matches(['`', '"', '\'', '[', ']']);
+        if let Some(id) = self.document_of(c) {
+            return Some(id);
+        }
+        let c = c.strip_suffix(".md").unwrap_or(c);
+        let c = self.aliases.get(c).map_or(c, String::as_str);
+        if self.docs.contains_key(c) {
+            return Some(c.to_string());
+        }
+        let hits: Vec<&String> = self
+            .docs
+            .range(c.to_string()..)
+            .map(|(k, _)| k)
+            .take_while(|k| k.starts_with(c))
+            .take(2)
+            .collect();
+        (c.len() >= 4 && hits.len() == 1).then(|| hits[0].clone())
+    }
+
+    /// A document's title and source file, by id.
+    pub fn describe(&self, id: &str) -> Option<(String, String)> {
+        let (title, _) = self.docs.get(id)?;
+        Some((
+            title.clone(),
+            self.sources.get(id).cloned().unwrap_or_default(),
+        ))
     }
 
     /// Up to 5 ids sharing the longest prefix with `id`.

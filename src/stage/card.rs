@@ -31,7 +31,6 @@ pub fn cards(
     docs: &[Document],
     llm: &dyn Llm,
     exec: &mut Executor,
-    bar: &indicatif::ProgressBar,
 ) -> Result<Vec<Card>, BuildError> {
     let sink = exec.warnings.clone();
     let cards: Vec<Maybe<Json<Card>>> = exec.run(
@@ -54,7 +53,6 @@ pub fn cards(
             } else {
                 llm.card(&input)
             };
-            bar.inc(1);
             let what = format!("card for `{}`", d.id);
             let context = format!("card for document `{}` ({})", d.id, d.source);
             let item = Item {

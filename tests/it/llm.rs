@@ -133,9 +133,10 @@ fn openai_build_runs_every_stage_and_a_rebuild_calls_nothing() {
     let keys: Vec<&String> = card.body.as_object().unwrap().keys().collect();
     assert_eq!(
         keys,
-        ["model", "max_tokens", "messages"],
-        "only fields the user set are sent"
+        ["model", "max_tokens", "messages", "response_format"],
+        "only fields the user set are sent, and the card's JSON schema"
     );
+    assert_eq!(card.body["response_format"]["json_schema"]["name"], "card");
     let summary = reqs.iter().find(|r| r.stage() == "summary").unwrap();
     assert_eq!(summary.body["model"], "test-model");
     // Results come from the model: cards, and the scripted labels become folder names.
@@ -160,7 +161,7 @@ fn openai_build_runs_every_stage_and_a_rebuild_calls_nothing() {
     );
     let lock = std::fs::read_to_string(tmp.path().join("out/c2s.lock")).unwrap();
     assert!(
-        lock.contains("card@v1:") && lock.contains("cheap-model"),
+        lock.contains("card@v2:") && lock.contains("cheap-model"),
         "{lock}"
     );
     assert_eq!(

@@ -66,7 +66,8 @@ impl Request {
             .to_string()
     }
 
-    /// `card`, `summary`, `label`, `tags`, `repartition` or `embeddings`.
+    /// `card`, `summary`, `label`, `tags`, `repartition`, `embeddings`, or the serve phase's
+    /// `agent`, `search_agent` (the agent with search only), `rag` and `judge`.
     pub fn stage(&self) -> &'static str {
         let s = self.system();
         if self.path.ends_with("/embeddings") {
@@ -81,8 +82,14 @@ impl Request {
             "tags"
         } else if s.contains("review how documents were grouped") {
             "repartition"
-        } else if s.contains("compiled into a tree of skills") {
+        } else if s.contains("Grounding rule") && s.contains("tree of skills") {
             "agent"
+        } else if s.contains("Grounding rule") {
+            "search_agent"
+        } else if s.contains("documents given with the question") {
+            "rag"
+        } else if s.contains("You grade answers") {
+            "judge"
         } else {
             "other"
         }
@@ -360,22 +367,30 @@ fn scripted(req: &Request) -> String {
                 json!({"title": format!("Model: {first}"), "one_line": format!("Explains {first}."), "phrases": ["scripted phrase"]})
             )
         }
-        "summary" => format!(
-            "Scripted summary of {} members. It covers the members listed.",
-            user.lines().filter(|l| l.starts_with("- ")).count()
-        ),
-        "label" => {
-            let t = user
-                .lines()
-                .find(|l| l.starts_with("- "))
-                .unwrap_or("- misc")
-                .trim_start_matches("- ");
-            format!("topic {}", t.split_whitespace().last().unwrap_or("misc"))
-        }
+        "summary" => "Scripted summary of the group. It covers the members listed.".to_string(),
+        // The last two words of the first member's title: words the label check finds in the members.
+        "label" => first_title_words(&user, 2),
         "tags" => json!({"entities": ["Scripted Entity"], "doc_types": ["how-to"]}).to_string(),
         "repartition" => json!({"changes": []}).to_string(),
         _ => "ok".into(),
     }
+}
+
+/// The last `n` words (of 4 letters or more, "Model" aside) of the first `- title` line of a
+/// prompt.
+fn first_title_words(user: &str, n: usize) -> String {
+    let title = user
+        .lines()
+        .find(|l| l.starts_with("- "))
+        .unwrap_or("- misc topic")
+        .trim_start_matches("- ");
+    let words: Vec<&str> = title
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() >= 4 && *w != "Model")
+        .collect();
+    words[words.len().saturating_sub(n)..]
+        .join(" ")
+        .to_lowercase()
 }
 
 /// A deterministic 8-dimensional vector from a text's bytes.

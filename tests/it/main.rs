@@ -1,6 +1,7 @@
 //! Integration tests: one binary, one module per feature. Each runs the real `c2s` binary on
 //! fixture folders and checks or snapshots what it writes.
 
+mod agent;
 mod bad_input;
 mod batch;
 mod batch_server;

@@ -326,7 +326,7 @@ fn ask_offline_ask_and_mcp_run_from_a_copy_of_the_output_alone() {
     assert!(o.status.success(), "{}", stderr(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     // Reading the document's file counts as opening it: the answer is grounded and cited.
-    assert!(stdout.contains("sources: `faq-cancel`"), "{stdout}");
+    assert!(stdout.contains("sources:\n  `faq-cancel` "), "{stdout}");
     // MCP.
     // Started as README.md's client config says.
     let client: Value = serde_json::from_str(&readme_block("### MCP", "json"))

@@ -1,0 +1,373 @@
+//! How the agent talks to a model: native tool calls (OpenAI function calling, Anthropic tool
+//! use) or the JSON action protocol (one schema-bound JSON object per reply, for models and
+//! servers that never emit tool calls). The conversation is kept as events and rendered for
+//! either protocol, so an agent can switch after any turn.
+
+use serde_json::{Value, json};
+
+use super::known::Known;
+use crate::config::LlmBackendKind;
+use crate::serve::tools::specs;
+
+const PROMPT: &str = include_str!("prompt.txt");
+
+/// Which way the model is asked to act.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    Tools,
+    Json,
+}
+
+/// One tool call: its id (native calls), the tool and its arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    pub id: String,
+    pub name: String,
+    pub args: Value,
+}
+
+/// What a call returned (or the note given instead of running it).
+#[derive(Debug, Clone)]
+pub struct CallResult {
+    pub call: Call,
+    pub text: String,
+    pub is_err: bool,
+}
+
+/// The conversation after the opening message.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// A reply: its text, the calls it made, and, for native tool calls, the assistant message
+    /// as the API returned it (sent back as it came).
+    Model {
+        text: String,
+        calls: Vec<Call>,
+        native: Option<Value>,
+    },
+    /// The results of the preceding reply's calls.
+    Results(Vec<CallResult>),
+    /// A message of ours: a nudge, a reminder of the grounding rule.
+    Note(String),
+}
+
+/// One section of `prompt.txt`.
+fn section(name: &str) -> &'static str {
+    let marker = format!("--- {name}\n");
+    let start = PROMPT
+        .find(&marker)
+        .unwrap_or_else(|| panic!("prompt.txt has no `{marker}`"))
+        + marker.len();
+    let end = PROMPT[start..]
+        .find("\n--- ")
+        .map_or(PROMPT.len(), |i| start + i);
+    PROMPT[start..end].trim()
+}
+
+/// Whether a tool set browses the skill tree (else the agent only searches).
+pub fn browses(tools: &[String]) -> bool {
+    tools.iter().any(|t| t == "ls" || t == "cat")
+}
+
+/// The system prompt for a tool set and protocol.
+pub fn system_prompt(tools: &[String], protocol: Protocol) -> String {
+    let intro = if browses(tools) {
+        section("skills")
+    } else {
+        section("search")
+    };
+    let mut s = format!("{intro}\n\nTools:\n");
+    for (name, desc, _) in enabled_specs(tools) {
+        s.push_str(&format!("- {name}: {desc}\n"));
+    }
+    s.push('\n');
+    s.push_str(section("rules"));
+    if protocol == Protocol::Json {
+        let mut shapes: Vec<String> = enabled_specs(tools)
+            .iter()
+            .map(|(name, _, _)| {
+                format!(
+                    "{{\"action\": \"{name}\", \"arg\": \"<{}>\"}}",
+                    arg_hint(name)
+                )
+            })
+            .collect();
+        shapes.push(
+            "{\"action\": \"answer\", \"answer\": \"<your answer, citing [id]>\", \"cite\": [\"<id of a document you opened>\"]}".into(),
+        );
+        s.push_str("\n\n");
+        s.push_str(&section("json").replace("{actions}", &shapes.join("\n")));
+    }
+    s
+}
+
+fn enabled_specs(tools: &[String]) -> Vec<(&'static str, &'static str, Value)> {
+    specs()
+        .into_iter()
+        .filter(|(n, _, _)| tools.iter().any(|t| t == n))
+        .collect()
+}
+
+fn arg_hint(tool: &str) -> &'static str {
+    match tool {
+        "ls" => "a folder",
+        "cat" => "the path of a file you were shown",
+        "grep" => "a word or regular expression",
+        "search" => "words to search for",
+        _ => "the id of a document you were shown",
+    }
+}
+
+/// The JSON schema of the next action: one object per tool (paths and ids limited to those
+/// the agent was shown and has not read yet), and `answer` only once a document is open,
+/// citing opened ones only.
+pub fn action_schema(
+    tools: &[String],
+    known: &Known,
+    read: &[String],
+    opened: &[String],
+    last: bool,
+) -> Value {
+    let (files, ids) = known.choices(read, opened);
+    let branch = |action: &str, arg: Value| {
+        json!({
+            "type": "object",
+            "properties": {"action": {"type": "string", "enum": [action]}, "arg": arg},
+            "required": ["action", "arg"],
+            "additionalProperties": false,
+        })
+    };
+    let free = json!({"type": "string", "minLength": 1, "maxLength": 200});
+    let mut branches = Vec::new();
+    // On the last turn, an agent that opened a document must answer.
+    let tools: Vec<String> = if last && !opened.is_empty() {
+        Vec::new()
+    } else {
+        tools.to_vec()
+    };
+    for (name, _, _) in enabled_specs(&tools) {
+        let arg = match name {
+            "cat" if files.is_empty() => continue,
+            "cat" => json!({"type": "string", "enum": files}),
+            "get_document" if ids.is_empty() => continue,
+            "get_document" => json!({"type": "string", "enum": ids}),
+            _ => free.clone(),
+        };
+        branches.push(branch(name, arg));
+    }
+    if !opened.is_empty() {
+        branches.push(json!({
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": ["answer"]},
+                "answer": {"type": "string", "minLength": 1, "maxLength": 2000},
+                "cite": {"type": "array", "items": {"type": "string", "enum": opened}, "minItems": 1},
+            },
+            "required": ["action", "answer", "cite"],
+            "additionalProperties": false,
+        }));
+    }
+    json!({"anyOf": branches})
+}
+
+/// The argument a tool takes from the action's `arg`.
+pub fn arg_name(tool: &str) -> &'static str {
+    match tool {
+        "grep" => "pattern",
+        "search" => "query",
+        "get_document" => "id",
+        _ => "path",
+    }
+}
+
+/// A call as the JSON protocol writes it.
+fn call_as_action(c: &Call) -> String {
+    let arg = c.args[arg_name(&c.name)].as_str().unwrap_or("");
+    json!({"action": c.name, "arg": arg}).to_string()
+}
+
+/// `Result of cat {"path": …}:` and the text, fenced as data.
+fn result_text(r: &CallResult) -> String {
+    let status = if r.is_err { " (error)" } else { "" };
+    format!(
+        "Result of {}({}){status}:\n<tool_result>\n{}\n</tool_result>",
+        r.call.name, r.call.args, r.text
+    )
+}
+
+/// The messages of a request (after the system prompt): the opening, then the events.
+pub fn messages(
+    kind: LlmBackendKind,
+    protocol: Protocol,
+    opening: &str,
+    events: &[Event],
+) -> Vec<Value> {
+    let mut out: Vec<Value> = vec![json!({"role": "user", "content": opening})];
+    let mut native_before = false;
+    for e in events {
+        match e {
+            Event::Model {
+                text,
+                calls,
+                native,
+            } => {
+                native_before = protocol == Protocol::Tools && native.is_some();
+                match (native, protocol) {
+                    (Some(m), Protocol::Tools) => out.push(m.clone()),
+                    (_, Protocol::Json) if !calls.is_empty() => {
+                        let actions: Vec<String> = calls.iter().map(call_as_action).collect();
+                        out.push(json!({"role": "assistant", "content": actions.join("\n")}));
+                    }
+                    _ => out.push(json!({"role": "assistant", "content": text})),
+                }
+            }
+            Event::Results(results) if native_before => {
+                match kind {
+                    LlmBackendKind::Anthropic => {
+                        let blocks: Vec<Value> = results
+                        .iter()
+                        .map(|r| json!({"type": "tool_result", "tool_use_id": r.call.id, "content": r.text, "is_error": r.is_err}))
+                        .collect();
+                        out.push(json!({"role": "user", "content": blocks}));
+                    }
+                    _ => {
+                        for r in results {
+                            out.push(json!({"role": "tool", "tool_call_id": r.call.id, "content": r.text}));
+                        }
+                    }
+                }
+            }
+            Event::Results(results) => {
+                let text: Vec<String> = results.iter().map(result_text).collect();
+                push_user(&mut out, text.join("\n\n"));
+            }
+            Event::Note(n) => push_user(&mut out, n.clone()),
+        }
+    }
+    out
+}
+
+/// Appends a user message, merged into a preceding plain user message (APIs want turns to
+/// alternate).
+fn push_user(out: &mut Vec<Value>, text: String) {
+    if let Some(last) = out.last_mut()
+        && last["role"] == "user"
+        && let Some(prev) = last["content"].as_str()
+    {
+        last["content"] = Value::String(format!("{prev}\n\n{text}"));
+        return;
+    }
+    out.push(json!({"role": "user", "content": text}));
+}
+
+/// The tools in the API's own shape.
+pub fn tool_specs(kind: LlmBackendKind, tools: &[String]) -> Vec<Value> {
+    let specs = enabled_specs(tools);
+    match kind {
+        LlmBackendKind::Anthropic => {
+            let mut v: Vec<Value> = specs
+                .into_iter()
+                .map(|(n, d, p)| json!({"name": n, "description": d, "input_schema": p}))
+                .collect();
+            if let Some(last) = v.last_mut() {
+                last["cache_control"] = json!({"type": "ephemeral"});
+            }
+            v
+        }
+        _ => specs
+            .into_iter()
+            .map(|(n, d, p)| json!({"type": "function", "function": {"name": n, "description": d, "parameters": p}}))
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all() -> Vec<String> {
+        ["ls", "cat", "grep", "search", "get_document"]
+            .map(String::from)
+            .to_vec()
+    }
+
+    #[test]
+    fn prompts_fit_the_tool_set() {
+        let p = system_prompt(&all(), Protocol::Tools);
+        assert!(p.contains("Grounding rule") && p.contains("at least two top-level skills"));
+        assert!(!p.contains("\"action\""));
+        let search = ["search", "get_document"].map(String::from).to_vec();
+        let j = system_prompt(&search, Protocol::Json);
+        assert!(
+            !j.contains("top-level skills") && !j.contains("- cat:"),
+            "{j}"
+        );
+        assert!(
+            j.contains("{\"action\": \"search\", \"arg\": \"<words to search for>\"}"),
+            "{j}"
+        );
+        let mut known = Known::default();
+        let none = action_schema(&search, &known, &[], &[], false);
+        let actions = |s: &Value| -> Vec<Value> {
+            s["anyOf"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| b["properties"]["action"]["enum"][0].clone())
+                .collect()
+        };
+        assert_eq!(
+            actions(&none),
+            vec![json!("search")],
+            "no id seen, nothing opened"
+        );
+        known.ids.push("d1".into());
+        known.ids.push("d2".into());
+        let some = action_schema(&search, &known, &[], &["d1".to_string()], false);
+        assert_eq!(
+            actions(&some),
+            vec![json!("search"), json!("get_document"), json!("answer")]
+        );
+        assert_eq!(
+            some["anyOf"][2]["properties"]["cite"]["items"]["enum"],
+            json!(["d1"])
+        );
+    }
+
+    #[test]
+    fn a_switch_renders_native_calls_as_actions() {
+        let call = Call {
+            id: "c1".into(),
+            name: "get_document".into(),
+            args: json!({"id": "d1"}),
+        };
+        let events = vec![
+            Event::Model {
+                text: String::new(),
+                calls: vec![call.clone()],
+                native: Some(
+                    json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1"}]}),
+                ),
+            },
+            Event::Results(vec![CallResult {
+                call,
+                text: "id: d1".into(),
+                is_err: false,
+            }]),
+            Event::Note("Cite the ids.".into()),
+        ];
+        let tools = messages(LlmBackendKind::Openai, Protocol::Tools, "Q", &events);
+        assert_eq!(tools[2]["role"], "tool");
+        assert_eq!(tools[3]["role"], "user");
+        let json_msgs = messages(LlmBackendKind::Openai, Protocol::Json, "Q", &events);
+        assert_eq!(json_msgs.len(), 3, "{json_msgs:?}");
+        assert!(
+            json_msgs[1]["content"]
+                .as_str()
+                .unwrap()
+                .contains("\"get_document\"")
+        );
+        let last = json_msgs[2]["content"].as_str().unwrap();
+        assert!(last.contains("<tool_result>") && last.ends_with("Cite the ids."));
+        assert!(!last.contains("Reply with your next action"));
+    }
+}
