@@ -8,6 +8,7 @@
 #                              [--threads N] [--parallel 1] [--wait-s 300]
 #   scripts/serve-llm.sh stop   [--port 8080]
 #   scripts/serve-llm.sh status [--port 8080]
+#   scripts/serve-llm.sh install     (only installs the server into tools/xllamacpp)
 # `start` returns once the server answers /health with the model loaded, and prints the base URL
 # (http://127.0.0.1:PORT/v1). The PID and the log are tools/llm-server-PORT.{pid,log}.
 set -euo pipefail
@@ -57,6 +58,10 @@ install_server() {
 }
 
 case "$cmd" in
+  install)
+    install_server
+    echo "ok      $site (xllamacpp $version)" >&2
+    ;;
   start)
     if running; then
       healthy || die "a server (PID $(cat "$pidfile")) holds port $port but does not answer; run: $0 stop --port $port"
@@ -99,5 +104,5 @@ case "$cmd" in
   status)
     if running && healthy; then echo "$url/v1"; else echo "no server on port $port" >&2; exit 1; fi
     ;;
-  *) die "usage: $0 start|stop|status [options]" ;;
+  *) die "usage: $0 start|stop|status|install [options]" ;;
 esac

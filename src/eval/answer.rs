@@ -136,16 +136,7 @@ pub fn rag(
             doc.title.as_deref().unwrap_or("")
         ));
     }
-    let mut body = chat.base_body();
-    match chat.kind {
-        LlmBackendKind::Anthropic => {
-            body["system"] = json!(RAG_SYSTEM);
-            body["messages"] = json!([{"role": "user", "content": user}]);
-        }
-        _ => {
-            body["messages"] = json!([{"role": "system", "content": RAG_SYSTEM}, {"role": "user", "content": user}]);
-        }
-    }
+    let mut body = chat.one_turn(RAG_SYSTEM, &user);
     if chat.kind == LlmBackendKind::Openai {
         user_asks_json(&mut body, &ids);
     }

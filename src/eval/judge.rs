@@ -43,7 +43,8 @@ impl Grades {
     }
 }
 
-/// Grades one answer; `None` when the judge's answer could not be read (reported, not fatal).
+/// Grades one answer; `Err` says why the judge's answer could not be had or read (reported,
+/// not fatal).
 pub fn grade(
     chat: &Chat,
     a: &Compiled,
@@ -75,17 +76,9 @@ pub fn grade(
         "Question: {question}\n\nReference answer: {reference}\n\nCandidate answer: {candidate}\n\nDocuments the candidate read:\n{}\nGrade the candidate as one JSON object.",
         if docs.is_empty() { "(none)\n" } else { &docs }
     );
-    let mut body = chat.base_body();
-    match chat.kind {
-        LlmBackendKind::Anthropic => {
-            body["system"] = json!(SYSTEM);
-            body["messages"] = json!([{"role": "user", "content": user}]);
-        }
-        _ => {
-            body["messages"] =
-                json!([{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]);
-            body["response_format"] = crate::llm::schema::response_format("grades", &schema());
-        }
+    let mut body = chat.one_turn(SYSTEM, &user);
+    if chat.kind == LlmBackendKind::Openai {
+        body["response_format"] = crate::llm::schema::response_format("grades", &schema());
     }
     let body = chat.with_params(body);
     let sent = chat.send(&body).map_err(|e| e.to_string())?;

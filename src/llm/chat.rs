@@ -59,6 +59,22 @@ impl Chat {
         json!({"model": self.settings.model, "max_tokens": self.settings.max_output_tokens})
     }
 
+    /// A one-turn request: the system prompt and one user message, in the API's shape (the
+    /// configured params not yet added).
+    pub fn one_turn(&self, system: &str, user: &str) -> Value {
+        let mut body = self.base_body();
+        match self.kind {
+            LlmBackendKind::Anthropic => {
+                body["system"] = json!(system);
+                body["messages"] = json!([{"role": "user", "content": user}]);
+            }
+            _ => {
+                body["messages"] = json!([{"role": "system", "content": system}, {"role": "user", "content": user}]);
+            }
+        }
+        body
+    }
+
     /// Adds the configured params (sent verbatim, last, so they win).
     pub fn with_params(&self, mut body: Value) -> Value {
         for (k, v) in &self.settings.params {

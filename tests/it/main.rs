@@ -2,6 +2,7 @@
 //! fixture folders and checks or snapshots what it writes.
 
 mod agent;
+mod answers;
 mod bad_input;
 mod batch;
 mod batch_server;
@@ -22,6 +23,7 @@ mod llm_server;
 mod navigation;
 mod onnx;
 mod publish;
+mod real_llm;
 mod scale;
 mod serve;
 mod skill_pack;

@@ -36,6 +36,9 @@ pub fn label(raw: &str, members: &Source, prompt: &str) -> Result<Parsed<String>
             crate::text::clip_words(first, 10)
         ));
     }
+    if words.iter().all(|w| w.chars().all(|c| c.is_ascii_digit())) {
+        return Err(format!("`{first}` is a number, not a subject"));
+    }
     let prompt_words: HashSet<String> = label_words(prompt).into_iter().map(|w| stem(&w)).collect();
     let mut repairs = Vec::new();
     let mut kept: Vec<String> = Vec::new();

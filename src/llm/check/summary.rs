@@ -7,8 +7,9 @@ use crate::text::{sentences, zipf};
 /// Words a routing summary may hold at most, and sentences.
 pub const SUMMARY_MAX_WORDS: usize = 90;
 pub const SUMMARY_MAX_SENTENCES: usize = 4;
-/// A run of this many words copied from the members or the prompt is an echo, not a summary.
-pub const COPY_RUN_WORDS: usize = 14;
+/// A sentence copied from a member (a run of this many words, or of most of the sentence) is an
+/// echo, not a summary.
+pub const COPY_RUN_WORDS: usize = 20;
 
 /// A routing summary: plain sentences, nothing the members do not contain, no echo of the prompt,
 /// at most a few sentences. Sentences that fail are dropped; nothing left is an error.
@@ -49,7 +50,9 @@ pub fn summary(raw: &str, members: &Source, prompt: &Source) -> Result<Parsed<St
             repairs.push(format!("dropped `{}`: it repeats the prompt", clip(&s)));
             continue;
         }
-        if members.longest_copied_run(&s) >= COPY_RUN_WORDS {
+        let words = s.split_whitespace().count();
+        let copied = members.longest_copied_run(&s);
+        if copied >= COPY_RUN_WORDS || (words >= 10 && copied * 5 >= words * 4) {
             repairs.push(format!("dropped `{}`: it copies a member", clip(&s)));
             continue;
         }
@@ -80,10 +83,16 @@ pub fn summary(raw: &str, members: &Source, prompt: &Source) -> Result<Parsed<St
     }
     let joined = out.join(" ");
     if joined.split_whitespace().count() < 3 {
-        let why = repairs
-            .first()
-            .cloned()
-            .unwrap_or_else(|| "it is empty".into());
+        let why = if repairs.is_empty() {
+            "it is empty".to_string()
+        } else {
+            repairs
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
         return Err(format!("no usable sentence is left ({why})"));
     }
     Ok(Parsed {
@@ -166,13 +175,15 @@ pub fn unsupported(sentence: &str, members: &Source) -> Vec<String> {
             }
             continue;
         }
-        // A name: capitalized inside the sentence, or an acronym; common English words aside.
+        // A name: a rare word capitalized inside the sentence, or an acronym (title-cased common
+        // words, such as "Overview", aside).
         let starts_sentence = i == 0 || tokens[i - 1].ends_with([':', '.', '!', '?']);
         let mut chars = tok.chars();
         let first_upper = chars.next().is_some_and(char::is_uppercase);
         let acronym = tok.len() >= 2 && tok.chars().all(|c| c.is_uppercase() || c.is_ascii_digit());
         let name = (first_upper && !starts_sentence) || acronym;
-        if name && zipf(&lower) < 5.0 {
+        let rare = if acronym { 5.0 } else { 3.5 };
+        if name && zipf(&lower) < rare {
             let parts: Vec<String> = word_tokens(&lower).collect();
             if !parts.iter().all(|p| members.has_word(p)) {
                 out.push(tok.to_string());
@@ -234,5 +245,10 @@ mod tests {
             vec!["help@x.example"]
         );
         assert!(unsupported("The Two-Factor Authentication page.", &m).is_empty());
+        assert!(
+            unsupported("Settings Overview: the Settings page.", &m).is_empty(),
+            "title case"
+        );
+        assert_eq!(unsupported("Use the SSO page.", &m), vec!["SSO"]);
     }
 }

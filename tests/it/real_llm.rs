@@ -1,0 +1,159 @@
+//! A real local model in the loop: README's "Build with a local model" commands, as written
+//! (with a free port), against Qwen2.5-Coder-0.5B-Instruct on llama.cpp's server. The example
+//! corpus builds with `backend = "openai"`, every LLM stage reports how its answers parsed, and
+//! `c2s ask` answers two questions within the step cap, citing a document it opened.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::common::{readme_block, repo, skip};
+
+const MODEL: &str = "models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf";
+
+/// Stops the server when the test ends, passed or not.
+struct Served {
+    dir: PathBuf,
+    port: u16,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = Command::new("scripts/serve-llm.sh")
+            .args(["stop", "--port", &self.port.to_string()])
+            .current_dir(&self.dir)
+            .output();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Runs one README line with bash in `dir`, the test's `c2s` first on PATH.
+fn sh(dir: &Path, line: &str) -> Output {
+    let bin = Path::new(env!("CARGO_BIN_EXE_c2s")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = Command::new("bash")
+        .args(["-euo", "pipefail", "-c", line])
+        .current_dir(dir)
+        .env("PATH", path)
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "`{line}` failed:\n{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+/// The block's commands, one per line, comments dropped, the port replaced.
+fn commands(block: &str, port: u16) -> Vec<String> {
+    block
+        .lines()
+        .map(|l| l.split(" #").next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| l.replace("8080", &port.to_string()))
+        .collect()
+}
+
+#[test]
+fn a_real_local_model_builds_the_example_and_answers() {
+    let root = repo();
+    if !root.join(MODEL).is_file() || !root.join("tools/xllamacpp/xllamacpp").is_dir() {
+        skip(
+            "the local model or its server is missing (run scripts/fetch-llm.sh 0.5b and scripts/serve-llm.sh install)",
+        );
+        return;
+    }
+    // A copy of this repository's example: its c2s.toml, its corpus, and the scripts, models
+    // and tools the README's commands use.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::copy(root.join("c2s.toml"), dir.join("c2s.toml")).unwrap();
+    let copy = Command::new("cp")
+        .args([
+            "-r",
+            root.join("examples").to_str().unwrap(),
+            dir.to_str().unwrap(),
+        ])
+        .status()
+        .unwrap();
+    assert!(copy.success());
+    let _ = std::fs::remove_dir_all(dir.join("examples/out"));
+    for link in ["scripts", "models", "tools"] {
+        std::os::unix::fs::symlink(root.join(link), dir.join(link)).unwrap();
+    }
+    let port = free_port();
+    let setup = commands(&readme_block("### Build with a local model", "sh"), port);
+    assert_eq!(setup.len(), 2, "{setup:?}");
+    sh(dir, &setup[0]);
+    let _served = Served {
+        dir: dir.to_path_buf(),
+        port,
+    };
+    sh(dir, &setup[1]);
+    let toml = readme_block("(in place of its `[llm]` section, if it has one):", "toml")
+        .replace("8080", &port.to_string());
+    let config = std::fs::read_to_string(dir.join("c2s.toml")).unwrap();
+    let own_llm = "[llm]\nbackend = \"extractive\"\n";
+    assert!(
+        config.contains(own_llm),
+        "the repository's c2s.toml changed: {config}"
+    );
+    let config = config.replace(own_llm, "") + &toml;
+    std::fs::write(dir.join("c2s.toml"), config).unwrap();
+    let run = commands(&readme_block("and build and ask:", "sh"), port);
+    assert_eq!(run.len(), 4, "{run:?}");
+
+    // The build: every LLM stage says how its answers parsed.
+    let built = sh(dir, &run[0]);
+    let stderr = String::from_utf8_lossy(&built.stderr);
+    eprintln!("{stderr}");
+    let answers = stderr
+        .lines()
+        .find(|l| l.trim_start().starts_with("answers: "))
+        .unwrap_or_else(|| panic!("no answers line:\n{stderr}"));
+    for stage in ["card", "label", "summary", "tags"] {
+        assert!(answers.contains(&format!("{stage} ")), "{stage}: {answers}");
+    }
+    let lock: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("examples/out/c2s.lock")).unwrap()).unwrap();
+    assert!(
+        lock["models"]["llm"]
+            .as_str()
+            .is_some_and(|m| m.contains("qwen2.5-coder-0.5b")),
+        "{lock}"
+    );
+
+    // Two questions: each answered within the step cap, citing a document the agent opened.
+    for line in &run[1..3] {
+        let o = sh(dir, line);
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        eprintln!("{line}\n{stdout}{stderr}");
+        let status = stderr
+            .lines()
+            .find(|l| l.contains(" turns ("))
+            .unwrap_or_else(|| panic!("no agent line: {stderr}"));
+        let turns: usize = status
+            .split_whitespace()
+            .nth(1)
+            .and_then(|n| n.parse().ok())
+            .unwrap();
+        assert!(turns <= 10, "{status}");
+        assert!(status.contains("(answered,"), "{status}\n{stdout}");
+        assert!(stdout.contains("\nsources:\n  `"), "{stdout}");
+    }
+    sh(dir, &run[3]);
+}
