@@ -9,7 +9,8 @@
 //!   `stage::hierarchy` (per level: `stage::cluster` → `stage::summarize` → `stage::repartition`
 //!   → re-embed) → `stage::enrich` → `stage::render`; `serve` and `eval` read the output.
 //! - backends behind traits: `llm::Llm` (and `llm::batch`), `embed::Embedder`,
-//!   `kmeans::KmeansBackend`; infrastructure: `db` (memo, executor), `http`, `matrix`, `config`.
+//!   `kmeans::KmeansBackend`; infrastructure: `db` (memo, executor), `http`, `matrix`, `config`;
+//!   `planted` (sentences planted for AI models), which every layer that shows text consults.
 
 pub mod cmd;
 pub mod config;
@@ -27,6 +28,7 @@ pub(crate) mod llm;
 pub mod matrix;
 pub(crate) mod paths;
 pub(crate) mod pipeline;
+pub(crate) mod planted;
 pub(crate) mod progress;
 pub(crate) mod publish;
 pub(crate) mod retrieval;

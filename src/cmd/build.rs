@@ -151,7 +151,21 @@ fn summary_line(r: &BuildReport) -> String {
         r.files.written,
         r.output
     ) + &platform_line(r)
+        + &planted_line(r)
         + &usage_line(r)
+}
+
+/// `planted: 3 sentences in 2 documents …` when ingest flagged any.
+fn planted_line(r: &BuildReport) -> String {
+    let p = r.planted;
+    if p.sentences == 0 {
+        return String::new();
+    }
+    format!(
+        "\n         planted: {} addressing AI models or asking for secrets, in {}, left out of navigation text (see the warnings)",
+        plural(p.sentences, "sentence"),
+        plural(p.documents, "document")
+    )
 }
 
 /// `; largest skill: N files, B bytes` (what hosted skill platforms cap).
@@ -218,7 +232,12 @@ fn answers_line(r: &BuildReport) -> String {
             .filter(|(n, _)| *n > 0)
             .map(|(n, what)| format!("{n} {what}"))
             .collect();
-            format!("{stage} {}", counts.join(" + "))
+            let rejected = if a.rejected > 0 {
+                format!(" ({} rejected)", a.rejected)
+            } else {
+                String::new()
+            };
+            format!("{stage} {}{rejected}", counts.join(" + "))
         })
         .collect();
     if parts.is_empty() {

@@ -151,7 +151,12 @@ fn agent_ask(
             })
             .collect();
         if !ids.is_empty() {
-            println!("\nsources:\n  {}", ids.join("\n  "));
+            let how = if r.attributed {
+                " (the answer cited none; these opened documents hold what it says)"
+            } else {
+                ""
+            };
+            println!("\nsources{how}:\n  {}", ids.join("\n  "));
         }
     }
     let cost = r

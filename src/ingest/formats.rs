@@ -14,6 +14,9 @@ pub struct RawRecord {
     pub text: String,
     /// 1-based line (JSONL) or record number (JSON arrays) inside the file.
     pub line: Option<usize>,
+    /// The file line `text` starts on (after a Markdown file's frontmatter); 0 when lines of the
+    /// text do not map to lines of the file (HTML).
+    pub body_line: usize,
 }
 
 /// The formats c2s reads, chosen by file extension.
@@ -45,6 +48,7 @@ pub fn parse(format: Format, text: &str, file: &str, diags: &mut Diagnostics) ->
         Format::Markdown => vec![parse_markdown(text, file, diags)],
         Format::Text => vec![RawRecord {
             text: text.to_string(),
+            body_line: 1,
             ..RawRecord::default()
         }],
         Format::Html => parse_html(text, file, diags).into_iter().collect(),
@@ -58,6 +62,7 @@ pub fn parse_markdown(text: &str, file: &str, diags: &mut Diagnostics) -> RawRec
     let (front, body) = split_frontmatter(text);
     let mut rec = RawRecord {
         text: body.to_string(),
+        body_line: text[..text.len() - body.len()].matches('\n').count() + 1,
         ..RawRecord::default()
     };
     let Some(front) = front else { return rec };
@@ -265,6 +270,7 @@ fn record_from_value(
         tags,
         text: text.to_string(),
         line: Some(n),
+        body_line: 1,
     })
 }
 

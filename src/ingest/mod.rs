@@ -15,6 +15,7 @@ use serde::Serialize;
 use crate::diag::Diagnostics;
 use crate::error::BuildError;
 use crate::ingest::graph::{Graph, SourceBytes};
+use crate::planted;
 pub use formats::{Format, RawRecord};
 pub use ids::{path_id, sanitize_id};
 use walk::{Candidate, Globs, collect_files};
@@ -33,6 +34,43 @@ pub struct Document {
     pub aliases: Vec<String>,
     /// blake3 of title, description, tags and text (32 hex).
     pub content_hash: String,
+    /// The text navigation is made from, when it differs from `text`: without HTML comments and
+    /// the sentences `flags` names (planted instructions).
+    #[serde(skip)]
+    pub navigation: Option<String>,
+    /// Sentences that address an AI model or ask for a secret, flagged at ingest.
+    #[serde(skip)]
+    pub flags: Vec<crate::planted::Flag>,
+}
+
+impl Document {
+    /// The text cards, summaries, excerpts and entities are made from.
+    pub fn nav_text(&self) -> &str {
+        self.navigation.as_deref().unwrap_or(&self.text)
+    }
+
+    /// A document as the serving side reads it back (no frontmatter, no flags: those are
+    /// computed at build time).
+    pub fn served(
+        id: String,
+        source: String,
+        title: String,
+        text: String,
+        aliases: Vec<String>,
+    ) -> Document {
+        Document {
+            id,
+            source,
+            title: Some(title),
+            description: None,
+            tags: Vec::new(),
+            text,
+            aliases,
+            content_hash: String::new(),
+            navigation: None,
+            flags: Vec::new(),
+        }
+    }
 }
 
 /// A source file and the hash of its bytes, for the manifest.
@@ -366,6 +404,41 @@ fn add_document(
         rec.title = None;
     }
     let content_hash = content_hash(&rec);
+    // A frontmatter title or description is a card as written: a planted one is not used.
+    for (field, value) in [
+        ("title", &mut rec.title),
+        ("description", &mut rec.description),
+    ] {
+        if let Some(rule) = value.as_deref().and_then(planted::check_sentence) {
+            diags.warn(
+                file,
+                line,
+                format!("the {field} {rule}; it is not used (the card is made from the text)"),
+            );
+            *value = None;
+        }
+    }
+    let flags = planted::flags(&rec.text);
+    for f in &flags {
+        let at = match (loc.multi, rec.body_line) {
+            (true, _) => line,
+            (false, 0) => None,
+            (false, first) => Some(first + f.line - 1),
+        };
+        diags.warn(
+            file,
+            at,
+            format!(
+                "a sentence {} (\"{}\"); it stays in the document but is never used for navigation text",
+                f.rule,
+                crate::text::clip_words(&f.text, 12)
+            ),
+        );
+    }
+    let navigation = match planted::navigation_text(&rec.text) {
+        std::borrow::Cow::Owned(t) => Some(t),
+        std::borrow::Cow::Borrowed(_) => None,
+    };
     docs.push(Document {
         id,
         source,
@@ -375,6 +448,8 @@ fn add_document(
         text: rec.text,
         aliases: Vec::new(),
         content_hash,
+        navigation,
+        flags,
     });
 }
 

@@ -45,11 +45,27 @@ pub fn card(text: &str, doc: &Source) -> Result<Parsed<Card>, String> {
     if one_line.is_empty() {
         return Err("`one_line` is missing or empty".into());
     }
+    for (field, text) in [("title", &title), ("one_line", &one_line)] {
+        if let Some(rule) = crate::planted::check_sentence(text) {
+            return Err(format!(
+                "`{field}` {rule}, as text planted for AI models does; describe the document instead"
+            ));
+        }
+    }
     if title.split_whitespace().count() > 16 {
         title = crate::text::clip_words(&title, 12);
         repairs.push("cut the title to 12 words".into());
     }
-    let phrases = check::phrases(string_list(&v, "phrases", 8, 80)?, doc);
+    let listed = string_list(&v, "phrases", 8, 80)?;
+    let (planted, listed): (Vec<String>, Vec<String>) = listed
+        .into_iter()
+        .partition(|p| crate::planted::check_sentence(p).is_some());
+    repairs.extend(
+        planted
+            .iter()
+            .map(|p| format!("dropped the phrase `{p}`: it reads as a planted instruction")),
+    );
+    let phrases = check::phrases(listed, doc);
     repairs.extend(phrases.repairs);
     Ok(Parsed {
         value: Card {

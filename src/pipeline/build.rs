@@ -42,6 +42,22 @@ pub struct BuildOptions {
     pub dry_run: bool,
 }
 
+/// Flagged sentences and the documents that hold them.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Planted {
+    pub sentences: usize,
+    pub documents: usize,
+}
+
+impl Planted {
+    fn of(docs: &[Document]) -> Planted {
+        Planted {
+            sentences: docs.iter().map(|d| d.flags.len()).sum(),
+            documents: docs.iter().filter(|d| !d.flags.is_empty()).count(),
+        }
+    }
+}
+
 /// How the tree was obtained.
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -80,6 +96,8 @@ pub struct BuildReport {
     /// What hosted skill platforms cap: skills, and files and bytes per skill.
     pub platform: PlatformReport,
     pub warning_list: Vec<Warning>,
+    /// Sentences planted for AI models, flagged at ingest and left out of navigation text.
+    pub planted: Planted,
     /// A batched build: batches submitted and collected, and the time spent on them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub batch: Option<crate::llm::batch::BatchSummary>,
@@ -353,6 +371,7 @@ fn build_on(
         files: written,
         platform,
         warning_list: diags.warnings,
+        planted: Planted::of(docs),
         batch: None,
         dry_run: opts.dry_run.then(|| exec.misses().to_vec()),
     })
@@ -408,6 +427,7 @@ fn up_to_date(
         },
         platform: crate::pipeline::freshness::platform(&opts.out_dir, &lock),
         warning_list: Vec::new(),
+        planted: Planted::default(),
         batch: None,
         dry_run: None,
     }))

@@ -66,16 +66,7 @@ impl Compiled {
                 one_line: e.one_line,
                 phrases: e.phrases,
             });
-            docs.push(Document {
-                id,
-                source: e.source,
-                title: Some(e.title),
-                description: None,
-                tags: Vec::new(),
-                text: e.text,
-                aliases: e.aliases,
-                content_hash: String::new(),
-            });
+            docs.push(Document::served(id, e.source, e.title, e.text, e.aliases));
         }
         let vectors =
             decode_vectors(&read(SERVE_VECTORS)?).map_err(|m| corrupt(SERVE_VECTORS, m))?;

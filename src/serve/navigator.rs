@@ -286,7 +286,12 @@ pub fn extractive_answer<'t>(query: &str, docs: impl Iterator<Item = &'t str>) -
     let q: Vec<String> = terms(query);
     let mut scored: Vec<(f32, usize, String)> = Vec::new();
     for (rank, text) in docs.enumerate() {
-        for (pos, s) in sentences(&plain_text(text)).into_iter().enumerate() {
+        let sentences = sentences(&plain_text(text));
+        // A sentence planted for an AI model is never an answer.
+        let usable = sentences
+            .into_iter()
+            .filter(|s| crate::planted::check_sentence(s).is_none());
+        for (pos, s) in usable.enumerate() {
             let words: Vec<String> = terms(&s);
             let overlap: f32 = q
                 .iter()

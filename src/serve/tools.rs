@@ -466,6 +466,11 @@ impl Tools {
         (c.len() >= 4 && hits.len() == 1).then(|| hits[0].clone())
     }
 
+    /// A document's full text, by id.
+    pub fn text(&self, id: &str) -> Option<&str> {
+        self.docs.get(id).map(|(_, t)| t.as_str())
+    }
+
     /// A document's title and source file, by id.
     pub fn describe(&self, id: &str) -> Option<(String, String)> {
         let (title, _) = self.docs.get(id)?;

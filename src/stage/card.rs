@@ -10,14 +10,24 @@ use crate::stage::fallback::{Item, or_fallback};
 /// Version of the card stage's key layout.
 pub const CARD_VERSION: u32 = 1;
 
-/// The memo key of a document's card.
+/// The memo key of a document's card. A document whose navigation text leaves something out
+/// (planted sentences, HTML comments) is keyed by that text too, so a change of the rules
+/// recomputes exactly those cards.
 pub fn card_key(doc: &Document, llm: &dyn Llm) -> KeyParts {
+    let mut inputs = vec![doc.content_hash.clone()];
+    if let Some(nav) = &doc.navigation {
+        inputs.push(format!(
+            "planted@{}:{}",
+            crate::planted::PLANTED_VERSION,
+            crate::hash::content_hash(nav.as_bytes())
+        ));
+    }
     KeyParts {
         stage: "card".into(),
         stage_version: CARD_VERSION,
         prompt: llm.prompt_version("card"),
         model: llm.stage_model("card"),
-        inputs: vec![doc.content_hash.clone()],
+        inputs,
     }
 }
 
@@ -39,13 +49,13 @@ pub fn cards(
         |d| Plan {
             subject: d.id.clone(),
             parts: card_key(d, llm),
-            input_chars: d.text.len(),
+            input_chars: d.nav_text().len(),
         },
         |d| {
             let input = CardInput {
                 title: d.title.as_deref(),
                 description: d.description.as_deref(),
-                text: &d.text,
+                text: d.nav_text(),
             };
             // Frontmatter title + description: the extractive card keeps them and only adds phrases.
             let card = if has_own_card(d) {

@@ -159,7 +159,7 @@ fn mentions_per_doc(names: &[&str], docs: &[Document], cards: &[Card]) -> Vec<Ve
     docs.par_iter()
         .zip(cards)
         .map(|(d, c)| {
-            let text = format!("{}\n{}", c.title, d.text).to_lowercase();
+            let text = format!("{}\n{}", c.title, d.nav_text()).to_lowercase();
             let bytes = text.as_bytes();
             let boundary = |i: Option<&u8>| i.is_none_or(|b| !b.is_ascii_alphanumeric());
             let mut found: Vec<u32> = ac

@@ -1,25 +1,20 @@
 //! The level loop: cluster, summarize, label, repartition and re-embed, bottom-up, until at most K nodes remain.
 
 use crate::config::Config;
-use crate::db::cache::KeyParts;
-use crate::db::exec::{Executor, Json, Maybe, Plan};
+use crate::db::exec::Executor;
 use crate::embed::Embedder;
 use crate::error::BuildError;
 use crate::ingest::Document;
 use crate::kmeans::{KmeansBackend, KmeansParams};
-use crate::llm::{Card, Change, Llm, RepartitionGroup, RepartitionInput};
+use crate::llm::{Card, Llm};
 use crate::matrix::Matrix;
 use crate::stage::cluster::{
     LevelClusters, LevelParams, cluster_level, clusters_for, order_by_centrality,
 };
 use crate::stage::embed::embed_texts;
-use crate::stage::fallback::{Item, or_fallback};
-use crate::stage::repartition::plan_merges;
+use crate::stage::repartition::{RepartitionPlan, ReviewGroup, plan_merges, review};
 use crate::stage::summarize::{node_subject, reembed_text, summarize_nodes};
 use crate::tree::{Node, Tree};
-
-/// Version of the repartition stage's memo keys (1, as when it borrowed the summary's).
-const REPARTITION_VERSION: u32 = 1;
 
 /// Verify-and-repartition runs on these levels (DESIGN.md §1).
 pub const REPARTITION_LEVELS: usize = 2;
@@ -155,15 +150,6 @@ fn add_level(tree: &mut Tree, lc: &LevelClusters, level: usize, below: &[usize])
     out
 }
 
-/// What verify-and-repartition changes on one level.
-#[derive(Debug, Default)]
-struct RepartitionPlan {
-    /// `(member row, to group)`.
-    moves: Vec<(usize, usize)>,
-    /// `(keep, absorb)` group pairs.
-    merges: Vec<(usize, usize)>,
-}
-
 /// The model's validated changes (memoized as stage `repartition`), or for backends that do not
 /// review partitions, the offline rule: merge close clusters whose labels collide.
 fn repartition_plan(
@@ -185,18 +171,11 @@ fn repartition_plan(
             merges: plan_merges(&labels, &centroids, &sizes, max_size),
         });
     }
-    let member_id = |m: usize| {
-        if level == 1 {
-            input.docs[m].id.clone()
-        } else {
-            format!("group-{m}")
-        }
-    };
-    let groups: Vec<RepartitionGroup> = lc
+    let groups: Vec<ReviewGroup> = lc
         .groups
         .iter()
         .zip(nodes)
-        .map(|(members, &i)| RepartitionGroup {
+        .map(|(members, &i)| ReviewGroup {
             label: tree.nodes[i].label.clone(),
             summary: crate::text::clip_chars(
                 crate::text::first_sentence(&tree.nodes[i].summary),
@@ -212,68 +191,12 @@ fn repartition_plan(
                     } else {
                         tree.nodes[tree.nodes[i].children[pos]].label.clone()
                     };
-                    (member_id(m), t)
+                    (m, t)
                 })
                 .collect(),
         })
         .collect();
-    let request = RepartitionInput { groups, max_size };
-    let text = request.render();
-    let subject = format!("level {level} grouping");
-    let llm = input.llm;
-    let sink = exec.warnings.clone();
-    let context = format!("repartition of the {subject}");
-    let answer: Vec<Maybe<Json<Vec<Change>>>> = exec.run(
-        "repartition",
-        std::slice::from_ref(&request),
-        |_| Plan {
-            subject: subject.clone(),
-            parts: KeyParts {
-                stage: "repartition".into(),
-                stage_version: REPARTITION_VERSION,
-                prompt: llm.prompt_version("repartition"),
-                model: llm.stage_model("repartition"),
-                inputs: vec![crate::hash::content_hash(
-                    format!("{max_size}\n{text}").as_bytes(),
-                )],
-            },
-            input_chars: text.len(),
-        },
-        |req| {
-            let changes = llm.repartition(req).map(Option::unwrap_or_default);
-            let item = Item {
-                file: &subject,
-                what: "repartition",
-                instead: "keeping the clusters as they are",
-                context: &context,
-            };
-            or_fallback(changes, item, &sink, || Ok(Vec::new()))
-        },
-    )?;
-    let changes = answer
-        .into_iter()
-        .next()
-        .map(|m| m.value.0)
-        .unwrap_or_default();
-    let row_of = |id: &str| {
-        lc.groups
-            .iter()
-            .flatten()
-            .copied()
-            .find(|&m| member_id(m) == id)
-    };
-    let mut plan = RepartitionPlan::default();
-    for c in changes {
-        match c {
-            Change::Move { item, to } => {
-                if let Some(m) = row_of(&item) {
-                    plan.moves.push((m, to));
-                }
-            }
-            Change::Merge { a, b } => plan.merges.push((a, b)),
-        }
-    }
-    Ok(plan)
+    review(&groups, max_size, level, input.llm, exec)
 }
 
 /// Applies a plan: moves members, merges groups. Returns the nodes whose members changed, which

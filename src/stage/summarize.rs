@@ -30,7 +30,7 @@ pub fn cluster_input(tree: &Tree, node: usize, docs: &[Document], cards: &[Card]
             .map(|&d| ClusterItem {
                 title: cards[d].title.clone(),
                 text: one_line(clip_chars(
-                    &plain_text(clip_chars(&docs[d].text, LEAF_CHARS * 4)),
+                    &plain_text(clip_chars(docs[d].nav_text(), LEAF_CHARS * 4)),
                     LEAF_CHARS,
                 )),
             })

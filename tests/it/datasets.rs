@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use crate::common::{files, ok, read_tree, repo, skip};
+use crate::common::{c2s, files, read_tree, repo, skip, stderr};
 
 fn data_dir() -> PathBuf {
     std::env::var_os("C2S_DATA_DIR")
@@ -22,7 +22,7 @@ fn check_dataset(name: &str) {
     }
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    ok(
+    let built = c2s(
         &repo(),
         &[
             "build",
@@ -31,6 +31,20 @@ fn check_dataset(name: &str) {
             "--out",
             out.to_str().unwrap(),
         ],
+    );
+    assert!(built.status.success(), "{}", stderr(&built));
+    // Real documentation is not mistaken for planted instructions (no false flags).
+    let flagged: Vec<String> = stderr(&built)
+        .lines()
+        .filter(|l| {
+            l.contains("never used for navigation text") || l.contains("it is not used (the card")
+        })
+        .map(str::to_string)
+        .collect();
+    assert!(
+        flagged.is_empty(),
+        "{name}: {} false flags: {flagged:#?}",
+        flagged.len()
     );
     let tree = read_tree(&out);
     let docs: serde_json::Value =

@@ -22,6 +22,7 @@ mod llm;
 mod llm_server;
 mod navigation;
 mod onnx;
+mod planted;
 mod publish;
 mod real_llm;
 mod scale;

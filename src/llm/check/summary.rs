@@ -56,6 +56,13 @@ pub fn summary(raw: &str, members: &Source, prompt: &Source) -> Result<Parsed<St
             repairs.push(format!("dropped `{}`: it copies a member", clip(&s)));
             continue;
         }
+        if let Some(rule) = crate::planted::check_sentence(&s) {
+            repairs.push(format!(
+                "dropped `{}`: it {rule}, as text planted for AI models does",
+                clip(&s)
+            ));
+            continue;
+        }
         if let Some(term) = unsupported(&s, members).into_iter().next() {
             repairs.push(format!(
                 "dropped `{}`: no member contains `{term}`",

@@ -40,13 +40,16 @@ pub struct Usage {
 /// How each computed item got its result: the first answer as written (`parsed`), the first
 /// answer after a repair (`repaired`: JSON taken out of a fence, an unsupported sentence or
 /// label word dropped, …), the stricter second ask (`retried`), or, both unusable, the
-/// extractive result (`fallback`, with a warning naming the item).
+/// extractive result (`fallback`, with a warning naming the item); and how many answers were
+/// rejected on the way.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Answers {
     pub parsed: u64,
     pub repaired: u64,
     pub retried: u64,
     pub fallback: u64,
+    /// Answers the checks rejected (a retried item had one, a fallback two).
+    pub rejected: u64,
 }
 
 impl Answers {
@@ -148,6 +151,12 @@ impl Remote {
                 ));
                 return self.chat(stage, p, user);
             }
+            Err(e) if overflows_context(&e) => {
+                return Err(LlmError::Unusable(format!(
+                    "the request is longer than the model's context ({}); use a model with a larger context, or start the server with more (scripts/serve-llm.sh --ctx)",
+                    first_line(&e.to_string())
+                )));
+            }
             Err(e) => return Err(LlmError::Backend(e.to_string())),
         };
         let a = wire::answer(self.kind, &answer.body)
@@ -200,8 +209,14 @@ impl Remote {
         match outcome {
             Outcome::Parsed => a.parsed += 1,
             Outcome::Repaired => a.repaired += 1,
-            Outcome::Retried => a.retried += 1,
-            Outcome::Fallback => a.fallback += 1,
+            Outcome::Retried => {
+                a.retried += 1;
+                a.rejected += 1;
+            }
+            Outcome::Fallback => {
+                a.fallback += 1;
+                a.rejected += 2;
+            }
         }
     }
 
@@ -214,7 +229,13 @@ impl Remote {
         strict: &str,
         parse: impl Fn(&str) -> Result<Parsed<T>, String>,
     ) -> Result<T, LlmError> {
-        let first = self.chat(stage, p, user)?;
+        let first = match self.chat(stage, p, user) {
+            Err(LlmError::Unusable(why)) => {
+                self.count(stage, Outcome::Fallback);
+                return Err(LlmError::Unusable(why));
+            }
+            other => other?,
+        };
         let why = match parse(&first) {
             Ok(v) => {
                 let outcome = if v.repairs.is_empty() {
@@ -228,7 +249,15 @@ impl Remote {
             Err(why) => why,
         };
         let retry = format!("{user}\n\nYour previous answer could not be used ({why}). {strict}");
-        let second = self.chat(stage, p, &retry)?;
+        let second = match self.chat(stage, p, &retry) {
+            Err(LlmError::Unusable(why2)) => {
+                self.count(stage, Outcome::Fallback);
+                return Err(LlmError::Unusable(format!(
+                    "two answers were unusable: {why}; then {why2}"
+                )));
+            }
+            other => other?,
+        };
         match parse(&second) {
             Ok(v) => {
                 self.count(stage, Outcome::Retried);
@@ -242,6 +271,26 @@ impl Remote {
             }
         }
     }
+}
+
+/// Whether a server refused a request for being longer than the model's context (llama.cpp:
+/// "exceeds the available context size"; OpenAI: "maximum context length"; vLLM: "longer than
+/// the maximum model length").
+fn overflows_context(e: &HttpError) -> bool {
+    let HttpError::Rejected {
+        status, message, ..
+    } = e
+    else {
+        return false;
+    };
+    let m = message.to_lowercase();
+    matches!(status, 400 | 413 | 422)
+        && (m.contains("context") || m.contains("model length") || m.contains("too many tokens"))
+        && (m.contains("exceed")
+            || m.contains("maximum")
+            || m.contains("longer")
+            || m.contains("too long")
+            || m.contains("too many"))
 }
 
 fn first_line(s: &str) -> &str {

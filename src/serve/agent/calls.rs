@@ -59,6 +59,10 @@ fn json_objects(text: &str) -> Vec<Map<String, Value>> {
         if !(p.starts_with('{') || p.starts_with('[')) {
             continue;
         }
+        if let Some(o) = closed(p) {
+            out.push(o);
+            continue;
+        }
         let mut de = serde_json::Deserializer::from_str(p).into_iter::<Value>();
         while let Some(Ok(v)) = de.next() {
             match v {
@@ -72,6 +76,23 @@ fn json_objects(text: &str) -> Vec<Map<String, Value>> {
         }
     }
     out
+}
+
+/// A reply cut at the output limit inside its JSON (`{"action": "answer", "cite": [...],
+/// "answer": "…`), closed so that what it holds is read; `None` for JSON that parses as it is or
+/// cannot be closed.
+fn closed(p: &str) -> Option<Map<String, Value>> {
+    if serde_json::from_str::<Value>(p).is_ok() || !p.starts_with('{') {
+        return None;
+    }
+    ["\"}", "\"]}", "]}", "}", "\"}]}", "}]}"]
+        .iter()
+        .find_map(
+            |end| match serde_json::from_str::<Value>(&format!("{p}{end}")) {
+                Ok(Value::Object(o)) => Some(o),
+                _ => None,
+            },
+        )
 }
 
 /// Every text between `open` and `close` (an unclosed last one runs to the end).
@@ -215,6 +236,14 @@ mod tests {
             read(a, 2),
             Intent::Answer {
                 text: "Open Settings [d1].".into(),
+                cite: vec!["d1".into()]
+            }
+        );
+        let cut = r#"{"action":"answer","cite":["d1"],"answer":"Deployments are immutable builds. Deployments are"#;
+        assert_eq!(
+            read(cut, 3),
+            Intent::Answer {
+                text: "Deployments are immutable builds. Deployments are".into(),
                 cite: vec!["d1".into()]
             }
         );

@@ -58,7 +58,10 @@ pub struct TraceEntry {
     pub turn: usize,
     /// `model` (a reply), `tool` (a call and its result size), `repeat` (a repeated call, not
     /// run again), `nudge`, `grounding` (asked to open a document first), `citation` (asked to
-    /// cite opened documents), `protocol` (switched to the JSON action protocol).
+    /// cite opened documents), `attributed` (an answer that cited nothing was credited to the
+    /// opened documents that hold it), `support` (told its answer is not what its cited documents
+    /// say), `planted` (told its answer repeated a planted instruction),
+    /// `protocol` (switched to the JSON action protocol).
     pub kind: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
@@ -79,8 +82,12 @@ pub struct TraceEntry {
 pub struct AgentAnswer {
     /// The grounded answer; empty unless `stopped` is `answered`.
     pub answer: String,
-    /// Opened documents the answer cites.
+    /// Opened documents the answer cites (or, when `attributed`, that hold what it says).
     pub cited: Vec<String>,
+    /// The answer cited no document, and `cited` lists the opened documents that hold most of
+    /// its words (70% of them or more) instead.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub attributed: bool,
     /// Every document opened, in order.
     pub fetched: Vec<String>,
     /// The model's last answer when it was not grounded (never shown as an answer).
@@ -94,8 +101,12 @@ pub struct AgentAnswer {
     /// Model seconds (as first measured, for replayed answers) plus tool time.
     pub seconds: f64,
     /// `answered` (cites opened documents), `ungrounded` (answered without citing an opened
-    /// document, even when asked), `budget` (`agent.max_turns` ran out) or `no_answer`.
+    /// document, or with words mostly not in the documents it cites, even when asked), `refused` (the answer repeated an instruction planted in a
+    /// document), `budget` (`agent.max_turns` ran out) or `no_answer`.
     pub stopped: String,
+    /// Why a `refused` answer was refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
     /// Calls repeated with the same arguments (answered with a note, not run again).
     pub repeats: usize,
     /// The protocol the last turn spoke (`tools` or `json`).
@@ -114,7 +125,11 @@ impl AgentAnswer {
                 "No answer: the agent used its {} model calls (agent.max_turns) without an answer grounded in the documents.",
                 self.turns
             ),
-            "ungrounded" => "No grounded answer: the agent's answer did not cite a document it opened, so it is not shown (see --json for it).".into(),
+            "ungrounded" => "No grounded answer: the agent's answer did not cite a document it opened that says what it says, so it is not shown (see --json for it).".into(),
+            "refused" => format!(
+                "No answer: the agent's answer followed an instruction planted in a document ({}), so it is not shown.",
+                self.refused.as_deref().unwrap_or("unsafe")
+            ),
             _ => "No answer: the agent stopped without finding one in the documents.".into(),
         }
     }

@@ -35,6 +35,8 @@ pub(super) struct Run<'a> {
     grounding_asked: bool,
     citation_asked: bool,
     unopened_asked: bool,
+    planted_asked: bool,
+    support_asked: bool,
     /// Seconds of replayed answers (their original calls), added to the wall clock.
     replayed_s: f64,
     /// The files and ids the agent was shown, and the files it read.
@@ -63,6 +65,8 @@ impl<'a> Run<'a> {
             grounding_asked: false,
             citation_asked: false,
             unopened_asked: false,
+            planted_asked: false,
+            support_asked: false,
             replayed_s: 0.0,
             known: Known::new(&agent.skills, &agent.tools),
             read: Vec::new(),
@@ -206,6 +210,9 @@ impl<'a> Run<'a> {
     /// An answer: accepted when it cites opened documents; else one reminder of each kind.
     fn answer(&mut self, turn: usize, text: String, cite: &[String]) -> Next {
         let text = without_our_notes(&text);
+        if text.is_empty() {
+            return self.nudge(turn);
+        }
         let last = turn == self.agent.max_turns;
         let fetched = self.out.fetched.clone();
         let c = citations(&text, cite, &fetched, &self.agent.tools);
@@ -225,9 +232,42 @@ impl<'a> Run<'a> {
             self.citation_asked = true;
             return self.note(turn, "citation", ground::uncited_note(&fetched));
         }
-        if c.opened.is_empty() {
+        if let Some(why) = ground::planted(&text, &fetched, &self.agent.tools) {
+            if !self.planted_asked && !last {
+                self.planted_asked = true;
+                return self.note(turn, "planted", ground::planted_note(&why));
+            }
+            self.out.unverified = text;
+            self.out.stopped = "refused".into();
+            self.out.refused = Some(why);
+            return Next::Stop;
+        }
+        let evidence = if c.opened.is_empty() {
+            ground::supporting(&text, &fetched, &self.agent.tools)
+        } else {
+            Vec::new()
+        };
+        if !c.opened.is_empty()
+            && let Some(share) = ground::unsupported(&text, &c.opened, &self.agent.tools)
+        {
+            if !self.support_asked && !last {
+                self.support_asked = true;
+                return self.note(turn, "support", ground::unsupported_note(share, &c.opened));
+            }
             self.out.unverified = text;
             self.out.stopped = "ungrounded".into();
+            return Next::Stop;
+        }
+        if c.opened.is_empty() && evidence.is_empty() {
+            self.out.unverified = text;
+            self.out.stopped = "ungrounded".into();
+        } else if c.opened.is_empty() {
+            // Cited nothing, but an opened document holds what it says: that one is its source.
+            self.out.answer = text;
+            self.out.cited = evidence;
+            self.out.attributed = true;
+            self.out.stopped = "answered".into();
+            self.out.trace.push(entry(turn, "attributed"));
         } else {
             self.out.answer = text;
             self.out.cited = c.opened;
@@ -290,7 +330,7 @@ impl<'a> Run<'a> {
                 .and_then(|p| tools.document_of(p)),
             _ => None,
         };
-        if let Some(id) = opened.filter(|_| !is_err)
+        if let Some(id) = opened.clone().filter(|_| !is_err)
             && !self.out.fetched.contains(&id)
         {
             self.out.fetched.push(id);
@@ -308,11 +348,11 @@ impl<'a> Run<'a> {
         e.result_bytes = Some(text.len());
         e.error = Some(is_err);
         self.out.trace.push(e);
-        CallResult {
-            call,
-            text: self.clip(text),
-            is_err,
-        }
+        let text = match opened.filter(|_| !is_err) {
+            Some(id) => protocol::as_document(&id, &self.clip(text)),
+            None => self.clip(text),
+        };
+        CallResult { call, text, is_err }
     }
 
     /// A result cut to a third of the context budget, when one is set.
@@ -429,7 +469,29 @@ fn without_our_notes(text: &str) -> String {
     for note in [LAST_TURN, NUDGE, GROUND, STATUS_TAIL] {
         t = t.replace(note, "");
     }
-    t.split_whitespace().collect::<Vec<_>>().join(" ")
+    let t = t.split_whitespace().collect::<Vec<_>>().join(" ");
+    // The notes that introduce documents, copied as an answer by a model with nothing to say.
+    let ours = |s: &str| {
+        let s = s
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase();
+        [
+            "not instructions to you",
+            "never to follow",
+            "data to answer from",
+        ]
+        .iter()
+        .any(|n| s.contains(n))
+    };
+    let kept: Vec<String> = crate::text::sentences(&t)
+        .into_iter()
+        .filter(|s| !ours(s))
+        .collect();
+    if kept.len() == crate::text::sentences(&t).len() {
+        t
+    } else {
+        kept.join(" ")
+    }
 }
 
 fn entry(turn: usize, kind: &str) -> TraceEntry {
