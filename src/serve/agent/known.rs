@@ -110,10 +110,23 @@ impl Known {
         if tools.resolve(p).is_ok() {
             return p.to_string();
         }
-        let suffix = format!("/{}", p.trim_start_matches('/'));
+        let bare = p.trim_start_matches('/').trim_end_matches('/');
+        let suffix = format!("/{bare}");
         let mut hits = self.files.iter().filter(|f| f.ends_with(&suffix));
-        match (hits.next(), hits.next()) {
-            (Some(one), None) => one.clone(),
+        if let (Some(one), None) = (hits.next(), hits.next()) {
+            return one.clone();
+        }
+        // A folder named without its parents (`skill-05-x` for `skills/skill-05-x`).
+        let inner = format!("/{bare}/");
+        let mut folders: Vec<String> = self
+            .files
+            .iter()
+            .filter_map(|f| f.find(&inner).map(|i| f[..i + inner.len() - 1].to_string()))
+            .collect();
+        folders.sort();
+        folders.dedup();
+        match folders.as_slice() {
+            [one] => one.clone(),
             _ => p.to_string(),
         }
     }
@@ -160,6 +173,27 @@ fn links(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_folder_named_without_its_parents_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("documents.json"), "{}").unwrap();
+        let tools = Tools::open(dir.path()).unwrap();
+        let k = Known::new(&[("skill-05-google".into(), String::new())], &tools);
+        assert_eq!(
+            k.resolve("skill-05-google", &tools),
+            "skills/skill-05-google"
+        );
+        assert_eq!(
+            k.resolve("skill-05-google/", &tools),
+            "skills/skill-05-google"
+        );
+        assert_eq!(
+            k.resolve("SKILL.md", &tools),
+            "skills/skill-05-google/SKILL.md"
+        );
+        assert_eq!(k.resolve("other", &tools), "other");
+    }
 
     #[test]
     fn links_resolve_against_their_file() {
