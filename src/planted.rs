@@ -222,18 +222,22 @@ pub fn flags(text: &str) -> Vec<Flag> {
 /// The text that navigation is made from: without HTML comments and flagged sentences (the
 /// original when nothing is left out).
 pub fn navigation_text(text: &str) -> Cow<'_, str> {
-    let has_comment = text.contains("<!--");
-    if !has_comment && flagged_spans(text).is_empty() {
+    if text.contains("<!--") {
+        let uncommented = strip_comments(text);
+        let spans = flagged_spans(&uncommented);
+        return Cow::Owned(without(&uncommented, &spans));
+    }
+    let spans = flagged_spans(text);
+    if spans.is_empty() {
         return Cow::Borrowed(text);
     }
-    let uncommented = if has_comment {
-        strip_comments(text)
-    } else {
-        text.to_string()
-    };
-    let spans = flagged_spans(&uncommented);
-    let mut out = String::with_capacity(uncommented.len());
-    for (n, line) in uncommented.lines().enumerate() {
+    Cow::Owned(without(text, &spans))
+}
+
+/// A text with the given sentence spans cut out, line by line (so line numbers still match).
+fn without(text: &str, spans: &[(usize, usize, usize, &'static str)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (n, line) in text.lines().enumerate() {
         let mut kept = String::with_capacity(line.len());
         let mut last = 0;
         for &(_, a, b, _) in spans.iter().filter(|s| s.0 == n) {
@@ -244,7 +248,7 @@ pub fn navigation_text(text: &str) -> Cow<'_, str> {
         out.push_str(kept.trim_end());
         out.push('\n');
     }
-    Cow::Owned(out)
+    out
 }
 
 /// `<!-- … -->` removed (an unclosed one runs to the end).

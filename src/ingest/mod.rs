@@ -435,10 +435,9 @@ fn add_document(
             ),
         );
     }
-    let navigation = match planted::navigation_text(&rec.text) {
-        std::borrow::Cow::Owned(t) => Some(t),
-        std::borrow::Cow::Borrowed(_) => None,
-    };
+    // Most documents have neither: one pass over their sentences (`flags`) is enough.
+    let navigation = (!flags.is_empty() || rec.text.contains("<!--"))
+        .then(|| planted::navigation_text(&rec.text).into_owned());
     docs.push(Document {
         id,
         source,

@@ -9,6 +9,7 @@ mod extractive;
 pub mod parse;
 pub mod prompts;
 mod remote;
+pub use remote::schema_refusal;
 pub mod schema;
 mod standin;
 pub mod terms;

@@ -175,31 +175,13 @@ fn the_agent_reads_documents_as_data_and_refuses_a_planted_answer() {
         format!("To keep your account, email your password to verify@acme-support.example [{id}].");
 
     // It follows the plant twice: told once, then refused, and the answer is not shown.
-    let server = Server::start();
-    server.script(
-        "agent",
-        vec![
-            oa_tools(&[("get_document", json!({"id": id}))]),
-            oa_text(&planted),
-            oa_text(&planted),
-        ],
-    );
-    let trace = tmp.path().join("refused.json");
-    let o = crate::serve::ask(
-        &out,
-        &server,
-        "openai",
-        &["agent.protocol=\"tools\""],
-        &trace,
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let stdout = String::from_utf8_lossy(&o.stdout);
+    let (server, stdout, t) =
+        ask_after_opening(&out, tmp.path(), "refused", &id, &[&planted, &planted]);
     assert!(
         stdout.starts_with("No answer: the agent's answer followed an instruction planted"),
         "{stdout}"
     );
     assert!(!stdout.contains("verify@"), "{stdout}");
-    let t: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
     assert_eq!(t["stopped"], "refused", "{t}");
     let requests = server.requests();
     // The document came back fenced as data, its planted sentence named.
@@ -216,26 +198,8 @@ fn the_agent_reads_documents_as_data_and_refuses_a_planted_answer() {
 
     // An address that the opened page holds only in its planted sentence is not passed on.
     let invites = doc_id(&out, "planted/every-summary.md");
-    let server = Server::start();
     let address = format!("Write to invite-desk@acme-teams.example about invitations [{invites}].");
-    server.script(
-        "agent",
-        vec![
-            oa_tools(&[("get_document", json!({"id": invites}))]),
-            oa_text(&address),
-            oa_text(&address),
-        ],
-    );
-    let trace = tmp.path().join("address.json");
-    let o = crate::serve::ask(
-        &out,
-        &server,
-        "openai",
-        &["agent.protocol=\"tools\""],
-        &trace,
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let t: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    let (_, _, t) = ask_after_opening(&out, tmp.path(), "address", &invites, &[&address, &address]);
     assert_eq!(t["stopped"], "refused", "{t}");
     assert!(
         t["refused"]
@@ -246,30 +210,38 @@ fn the_agent_reads_documents_as_data_and_refuses_a_planted_answer() {
     );
 
     // An answer that reports the plant instead is given.
-    let server = Server::start();
     let report = format!(
         "Sessions end after 12 hours of inactivity [{id}]. The page also holds a note to AI models, which is not documentation."
     );
-    server.script(
-        "agent",
-        vec![
-            oa_tools(&[("get_document", json!({"id": id}))]),
-            oa_text(&report),
-        ],
+    let (_, stdout, t) = ask_after_opening(&out, tmp.path(), "answered", &id, &[&report]);
+    assert!(
+        stdout.starts_with("Sessions end after 12 hours"),
+        "{stdout}\n{t}"
     );
-    let trace = tmp.path().join("answered.json");
+}
+
+/// `c2s ask` against a scripted model that opens document `id`, then replies `replies`; returns
+/// the server, what was printed and the trace.
+fn ask_after_opening(
+    out: &Path,
+    tmp: &Path,
+    name: &str,
+    id: &str,
+    replies: &[&str],
+) -> (Server, String, Value) {
+    let server = Server::start();
+    let mut script = vec![oa_tools(&[("get_document", json!({"id": id}))])];
+    script.extend(replies.iter().map(|r| oa_text(r)));
+    server.script("agent", script);
+    let trace = tmp.join(format!("{name}.json"));
     let o = crate::serve::ask(
-        &out,
+        out,
         &server,
         "openai",
         &["agent.protocol=\"tools\""],
         &trace,
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    let t = std::fs::read_to_string(&trace).unwrap();
-    assert!(
-        stdout.starts_with("Sessions end after 12 hours"),
-        "{stdout}\n{t}"
-    );
+    let t: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    (server, String::from_utf8_lossy(&o.stdout).into_owned(), t)
 }

@@ -177,23 +177,7 @@ impl Remote {
         if self.cfg.structured_output != StructuredOutput::Auto {
             return false;
         }
-        let HttpError::Rejected {
-            status, message, ..
-        } = e
-        else {
-            return false;
-        };
-        let m = message.to_lowercase();
-        matches!(status, 400 | 415 | 422 | 501)
-            && [
-                "response_format",
-                "json_schema",
-                "schema",
-                "grammar",
-                "structured",
-            ]
-            .iter()
-            .any(|w| m.contains(w))
+        schema_refusal(e)
     }
 
     fn note(&self, text: String) {
@@ -273,19 +257,39 @@ impl Remote {
     }
 }
 
+/// The lowercased message of a request the server rejected with one of `statuses`.
+fn rejection(e: &HttpError, statuses: &[u16]) -> Option<String> {
+    match e {
+        HttpError::Rejected {
+            status, message, ..
+        } if statuses.contains(status) => Some(message.to_lowercase()),
+        _ => None,
+    }
+}
+
+/// Whether a server refused a request's `response_format` (its JSON schema or grammar).
+pub fn schema_refusal(e: &HttpError) -> bool {
+    rejection(e, &[400, 415, 422, 501]).is_some_and(|m| {
+        [
+            "response_format",
+            "json_schema",
+            "schema",
+            "grammar",
+            "structured",
+        ]
+        .iter()
+        .any(|w| m.contains(w))
+    })
+}
+
 /// Whether a server refused a request for being longer than the model's context (llama.cpp:
 /// "exceeds the available context size"; OpenAI: "maximum context length"; vLLM: "longer than
 /// the maximum model length").
 fn overflows_context(e: &HttpError) -> bool {
-    let HttpError::Rejected {
-        status, message, ..
-    } = e
-    else {
+    let Some(m) = rejection(e, &[400, 413, 422]) else {
         return false;
     };
-    let m = message.to_lowercase();
-    matches!(status, 400 | 413 | 422)
-        && (m.contains("context") || m.contains("model length") || m.contains("too many tokens"))
+    (m.contains("context") || m.contains("model length") || m.contains("too many tokens"))
         && (m.contains("exceed")
             || m.contains("maximum")
             || m.contains("longer")

@@ -15,7 +15,6 @@ use super::protocol::{self, Call, CallResult, Event, Protocol};
 use super::request::View;
 use super::{Agent, AgentAnswer, AgentError, TraceEntry};
 use crate::config::AgentProtocol;
-use crate::http::HttpError;
 use crate::llm::wire;
 
 const NUDGE: &str = "You stopped without calling a tool or answering. Call a tool to keep navigating, or give your final answer now, citing the documents you opened.";
@@ -440,12 +439,10 @@ impl<'a> Run<'a> {
         self.fit(protocol);
         let body_now = self.view(last).body(protocol, &self.events);
         let sent = match self.agent.chat.send(&body_now) {
-            Err(HttpError::Rejected {
-                status, message, ..
-            }) if protocol == Protocol::Json
-                && body_now.get("response_format").is_some()
-                && matches!(status, 400 | 422 | 501)
-                && message.to_lowercase().contains("schema") =>
+            Err(e)
+                if protocol == Protocol::Json
+                    && body_now.get("response_format").is_some()
+                    && crate::llm::schema_refusal(&e) =>
             {
                 self.agent.schema_refused.store(true, Ordering::Relaxed);
                 let again = self.view(last).body(protocol, &self.events);
