@@ -152,7 +152,21 @@ fn summary_line(r: &BuildReport) -> String {
         r.output
     ) + &platform_line(r)
         + &planted_line(r)
+        + &seeded_line(r)
         + &usage_line(r)
+}
+
+/// `seeded: N results from OUT/state.jsonl …` when a build continued a committed output.
+fn seeded_line(r: &BuildReport) -> String {
+    if r.seeded == 0 {
+        return String::new();
+    }
+    format!(
+        "\n         seeded: {} from {}/{} (this memo had not built the output; nothing was recomputed for them)",
+        plural(r.seeded, "result"),
+        r.output,
+        crate::format::STATE_FILE
+    )
 }
 
 /// `planted: 3 sentences in 2 documents …` when ingest flagged any.

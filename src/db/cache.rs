@@ -12,6 +12,9 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS memo (
         key BLOB PRIMARY KEY, stage TEXT NOT NULL, value BLOB NOT NULL) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS records (name TEXT PRIMARY KEY, value BLOB NOT NULL);";
 
+/// What c2s writes into a cache folder it creates.
+pub const GITIGNORE: &str = "# Created by c2s: the build memo, local to this machine.\n*\n";
+
 /// A memo key: the blake3 of a serialized key struct.
 pub type Key = [u8; 32];
 
@@ -68,8 +71,13 @@ pub struct Memo {
 impl Memo {
     /// Opens (creating if needed) the memo at `path`, in WAL mode.
     pub fn open(path: &Path) -> Result<Memo, CacheError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            let _ = std::fs::create_dir_all(dir);
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+            && !dir.exists()
+            && std::fs::create_dir_all(dir).is_ok()
+        {
+            // A folder c2s made for its memo keeps itself out of git, as ruff's and pytest's
+            // caches do (a folder that existed may hold anything: it is left alone).
+            let _ = std::fs::write(dir.join(".gitignore"), GITIGNORE);
         }
         let open_err = |source| CacheError::Open {
             path: path.to_path_buf(),

@@ -21,8 +21,28 @@ pub trait StageError: From<CacheError> + Send {
     fn internal(message: String) -> Self;
 }
 
+/// How a result's memo bytes are written into the output's state file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// The bytes are JSON.
+    Json,
+    /// The bytes are little-endian f32.
+    F32,
+}
+
+/// One result a build used: its stage, memo key and memo bytes (what the state file keeps).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub stage: String,
+    pub key: Key,
+    pub form: Form,
+    pub value: Vec<u8>,
+}
+
 /// How a stage's results are stored in the memo.
 pub trait MemoValue: Sized {
+    /// How the bytes of [`MemoValue::encode`] are written into the state file.
+    const FORM: Form;
     fn encode(&self) -> Vec<u8>;
     fn decode(bytes: &[u8]) -> Option<Self>;
     /// False for a stand-in result that must be computed again next time.
@@ -40,6 +60,7 @@ pub struct Maybe<T> {
 }
 
 impl<T: MemoValue> MemoValue for Maybe<T> {
+    const FORM: Form = T::FORM;
     fn encode(&self) -> Vec<u8> {
         self.value.encode()
     }
@@ -59,6 +80,7 @@ pub type WarningSink = std::sync::Arc<std::sync::Mutex<Vec<crate::diag::Warning>
 pub struct Json<T>(pub T);
 
 impl<T: Serialize + DeserializeOwned> MemoValue for Json<T> {
+    const FORM: Form = Form::Json;
     fn encode(&self) -> Vec<u8> {
         serde_json::to_vec(&self.0).expect("memo values serialize")
     }
@@ -69,6 +91,7 @@ impl<T: Serialize + DeserializeOwned> MemoValue for Json<T> {
 
 /// Vectors as little-endian f32.
 impl MemoValue for Vec<f32> {
+    const FORM: Form = Form::F32;
     fn encode(&self) -> Vec<u8> {
         self.iter().flat_map(|x| x.to_le_bytes()).collect()
     }
@@ -87,6 +110,13 @@ impl MemoValue for Vec<f32> {
 pub struct StageCount {
     pub computed: usize,
     pub reused: usize,
+    /// Of the reused: taken from the output's state file (the memo did not have them).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub seeded: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// What a stage item needs: what it is about (for `--explain`), its key, and the size of its
@@ -141,6 +171,11 @@ pub struct Executor<'a> {
     pub warnings: WarningSink,
     /// Where each stage's progress goes (none: silent).
     pub progress: Option<crate::progress::Progress>,
+    /// Results read from the output's state file, consulted when the memo misses a key; a
+    /// result taken from here is written into the memo.
+    pub seed: Option<std::collections::HashMap<Key, Vec<u8>>>,
+    /// Every memoized result this build used, in stage order (for the state file).
+    pub kept: Vec<Entry>,
 }
 
 /// The previous build's slots and the misses found so far.
@@ -209,6 +244,8 @@ impl<'a> Executor<'a> {
             io_threads: 0,
             warnings: WarningSink::default(),
             progress: None,
+            seed: None,
+            kept: Vec::new(),
         }
     }
 
@@ -270,7 +307,10 @@ impl<'a> Executor<'a> {
             })
             .collect();
         let keys: Vec<Key> = planned.iter().map(|p| p.key).collect();
-        let found = self.memo.get_many(&keys).map_err(E::from)?;
+        let mut found = self.memo.get_many(&keys).map_err(E::from)?;
+        let seeded = self
+            .take_seeded(stage, &keys, &mut found)
+            .map_err(E::from)?;
         let mut out: Vec<Option<O>> = planned
             .iter()
             .map(|p| found.get(&p.key).and_then(|b| O::decode(b)))
@@ -312,9 +352,24 @@ impl<'a> Executor<'a> {
         for (i, v) in computed {
             out[i] = Some(v);
         }
+        if self.dry.is_none() {
+            for (p, o) in planned.iter().zip(&out) {
+                let o = o.as_ref().expect("every item computed or reused");
+                if o.memoize() {
+                    let value = found.remove(&p.key).unwrap_or_else(|| o.encode());
+                    self.kept.push(Entry {
+                        stage: stage.to_string(),
+                        key: p.key,
+                        form: O::FORM,
+                        value,
+                    });
+                }
+            }
+        }
         let count = self.counts.entry(stage).or_default();
         count.computed += misses.len();
         count.reused += items.len() - misses.len();
+        count.seeded += seeded;
         let slot = self.slots.0.entry(stage.to_string()).or_default();
         for p in planned {
             slot.insert(p.plan.subject, p.plan.parts);
@@ -323,6 +378,40 @@ impl<'a> Executor<'a> {
             .into_iter()
             .map(|o| o.expect("every item computed or reused"))
             .collect())
+    }
+
+    /// Moves the seed's results for the keys the memo lacks into `found` and into the memo;
+    /// returns how many.
+    fn take_seeded(
+        &mut self,
+        stage: &str,
+        keys: &[Key],
+        found: &mut std::collections::HashMap<Key, Vec<u8>>,
+    ) -> Result<usize, CacheError> {
+        let Some(seed) = self.seed.as_mut() else {
+            return Ok(0);
+        };
+        let mut taken = Vec::new();
+        for k in keys {
+            if found.contains_key(k) {
+                continue;
+            }
+            // A dry run writes no memo, so the seed keeps its copy for later stage calls.
+            let v = if self.dry.is_some() {
+                seed.get(k).cloned()
+            } else {
+                seed.remove(k)
+            };
+            if let Some(v) = v {
+                taken.push((*k, v));
+            }
+        }
+        if self.dry.is_none() {
+            self.memo.put_many(stage, &taken)?;
+        }
+        let n = taken.len();
+        found.extend(taken);
+        Ok(n)
     }
 
     /// Computes the misses in parallel; a writer thread commits results as they arrive, so an
@@ -458,7 +547,8 @@ mod tests {
             ex.counts["t"],
             StageCount {
                 computed: 3,
-                reused: 0
+                reused: 0,
+                seeded: 0
             }
         );
         let mut ex = Executor::new(&memo);
@@ -470,7 +560,8 @@ mod tests {
             ex.counts["t"],
             StageCount {
                 computed: 0,
-                reused: 3
+                reused: 3,
+                seeded: 0
             }
         );
     }

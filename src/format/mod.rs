@@ -6,9 +6,11 @@ pub mod content;
 pub mod layout;
 pub mod limits;
 pub mod lock;
+pub mod state;
 
 pub use content::{Content, FileRefs, Files};
 pub use layout::{Layout, SKILLS, list_files, skill_names, split_skill};
+pub use state::STATE_FILE;
 
 /// The lock file at the output root: sources, outputs, config, models (see `lock`).
 pub const LOCK_FILE: &str = "c2s.lock";

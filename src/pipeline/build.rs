@@ -13,7 +13,7 @@ use crate::db::exec::{Executor, Miss, Slots, StageCount};
 use crate::diag::{Diagnostics, Warning};
 use crate::error::BuildError;
 use crate::format::limits::PlatformReport;
-use crate::format::{LOCK_FILE, Layout};
+use crate::format::{Layout, STATE_FILE};
 use crate::ingest::graph::Graph;
 use crate::ingest::{self, Document, IngestOptions};
 use crate::llm::Card;
@@ -98,6 +98,9 @@ pub struct BuildReport {
     pub warning_list: Vec<Warning>,
     /// Sentences planted for AI models, flagged at ingest and left out of navigation text.
     pub planted: Planted,
+    /// Results taken from the output's state file because the memo lacked them (a fresh clone
+    /// continuing a committed output).
+    pub seeded: usize,
     /// A batched build: batches submitted and collected, and the time spent on them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub batch: Option<crate::llm::batch::BatchSummary>,
@@ -257,6 +260,7 @@ fn build_on(
     };
     exec.io_threads = backends.io_threads();
     exec.progress = Some(*progress);
+    let prior = read_state(opts, &memo, &mut exec, &mut diags, progress)?;
 
     let cards = card::cards(docs, backends.llm.as_ref(), &mut exec)?;
     laps.lap("card");
@@ -291,12 +295,10 @@ fn build_on(
     );
     laps.lap("embed");
 
-    // Warm-start only from the tree of an output that still exists: after `c2s clean` (or
-    // deleting the folder) a build starts over, as a user would expect.
-    let prev_tree: Option<Snapshot> = if opts.full || !opts.out_dir.join(LOCK_FILE).is_file() {
-        None
+    let prev_tree = if opts.full {
+        Err("--full".to_string())
     } else {
-        read_record(&memo, &record_name("tree", &opts.out_dir))
+        prior
     };
     let (mut tree, mode) = make_tree(
         opts,
@@ -319,13 +321,15 @@ fn build_on(
         progress.warning(&w.to_string());
     }
     let ctx = render::Ctx::new(&tree, docs, &cards);
+    let state = crate::pipeline::state::render(&cfg.tree_hash(), docs, &exec.kept);
+    exec.kept = Vec::new();
     let (files, platform, navigation_files) = crate::pipeline::emit::render_files(
         &ctx,
         &vectors,
         opts,
         backends,
         &corpus.sources,
-        fallbacks.len(),
+        (fallbacks.len(), state),
     );
     diags.warnings.extend(fallbacks);
     for note in backends.llm.notes() {
@@ -348,7 +352,7 @@ fn build_on(
         // The rendered files (navigation, indexes, the lock) are large at a million documents:
         // freed before the records are serialized.
         drop(files);
-        save_records(&memo, &opts.out_dir, &tree, docs, cfg, &exec)?;
+        save_records(&memo, &opts.out_dir, &exec)?;
         w
     };
     laps.lap("write");
@@ -372,9 +376,46 @@ fn build_on(
         platform,
         warning_list: diags.warnings,
         planted: Planted::of(docs),
+        seeded: exec.counts.values().map(|c| c.seeded).sum(),
         batch: None,
         dry_run: opts.dry_run.then(|| exec.misses().to_vec()),
     })
+}
+
+/// What the committed output gives this build: its tree to warm-start from (or why there is
+/// none), and, when the memo has never built this output (a fresh clone), its results as the
+/// executor's seed. An output whose state cannot be used is warned about; the build starts over.
+fn read_state(
+    opts: &BuildOptions,
+    memo: &Memo,
+    exec: &mut Executor,
+    diags: &mut Diagnostics,
+    progress: &Progress,
+) -> Result<Result<Snapshot, String>, BuildError> {
+    // Warm-start only from an output that still exists: after `c2s clean` (or deleting the
+    // folder) a build starts over, as a user would expect.
+    let Some(lock) = crate::pipeline::freshness::read_lock(&opts.out_dir)? else {
+        return Ok(Err("no previous build of this output".into()));
+    };
+    let fresh_memo = memo.record(&record_name("slots", &opts.out_dir))?.is_none();
+    match crate::pipeline::state::read_prior(&opts.out_dir, &lock, fresh_memo) {
+        Ok(prior) => {
+            exec.seed = prior.seed;
+            Ok(prior
+                .snapshot
+                .ok_or_else(|| "the output has no tree".into()))
+        }
+        Err(problem) => {
+            let file = crate::paths::display(&opts.out_dir.join(STATE_FILE), &opts.display_base);
+            diags.warn(
+                file,
+                None,
+                format!("{problem}; the build cannot continue from this output and starts over"),
+            );
+            progress.warning(&diags.warnings.last().expect("just pushed").to_string());
+            Ok(Err(format!("the output's state cannot be used: {problem}")))
+        }
+    }
 }
 
 /// The make-like shortcut: when `c2s check` would say "fresh", nothing runs at all.
@@ -428,6 +469,7 @@ fn up_to_date(
         platform: crate::pipeline::freshness::platform(&opts.out_dir, &lock),
         warning_list: Vec::new(),
         planted: Planted::default(),
+        seeded: 0,
         batch: None,
         dry_run: None,
     }))
@@ -441,13 +483,14 @@ fn make_tree(
     docs: &[Document],
     cards: &[Card],
     doc_vectors: &Matrix,
-    prev: Option<Snapshot>,
+    prev: Result<Snapshot, String>,
     exec: &mut Executor,
     progress: &Progress,
 ) -> Result<(Tree, TreeMode), BuildError> {
     let cfg = &opts.loaded.config;
-    let reason = match prev.map(|s| warm_start(&s, docs, doc_vectors, cfg, backends.kmeans())) {
-        Some(Ok((mut tree, stats))) => {
+    let reason = match prev.and_then(|s| warm_start(&s, docs, doc_vectors, cfg, backends.kmeans()))
+    {
+        Ok((mut tree, stats)) => {
             let mut order: Vec<usize> = (0..tree.nodes.len()).collect();
             order.sort_by_key(|&i| tree.nodes[i].level);
             for level in 1..=tree.levels {
@@ -467,9 +510,7 @@ fn make_tree(
             );
             return Ok((tree, TreeMode::Warm(stats)));
         }
-        Some(Err(reason)) => reason,
-        None if opts.full => "--full".to_string(),
-        None => "no previous build of this output".to_string(),
+        Err(reason) => reason,
     };
     progress.status("Clustering", &format!("from scratch ({reason})"));
     let input = HierarchyInput {

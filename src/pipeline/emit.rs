@@ -42,7 +42,7 @@ fn prompt_versions(b: &Backends) -> BTreeMap<String, String> {
 }
 
 /// Every output file (navigation and document files, documents.json, the serving data, the
-/// entity indexes, c2s.lock), their sizes against the platform's limits, and the number of
+/// entity indexes, the state file, c2s.lock), their sizes against the platform's limits, and the number of
 /// navigation files.
 pub(crate) fn render_files<'a>(
     ctx: &'a render::Ctx,
@@ -50,12 +50,13 @@ pub(crate) fn render_files<'a>(
     opts: &BuildOptions,
     backends: &Backends,
     sources: &[ingest::SourceFile],
-    fallbacks: usize,
+    (fallbacks, state): (usize, Vec<u8>),
 ) -> (Files<'a>, PlatformReport, usize) {
     use rayon::prelude::*;
     let cfg = &opts.loaded.config;
     let index = enrich::entity_index(ctx.tree, ctx.docs, ctx.cards);
     let (mut files, navigation_files) = render::all_files(ctx, vectors, &index);
+    files.insert(crate::format::STATE_FILE.into(), state.into());
     // Hashed (and measured) in parallel; lazy files are made here once and dropped.
     let measured: Vec<(String, u64)> = files
         .par_iter()

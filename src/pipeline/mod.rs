@@ -10,3 +10,4 @@ pub mod freshness;
 pub mod gc;
 pub mod output;
 pub mod records;
+pub mod state;

@@ -1,5 +1,6 @@
-//! Warm starts: the previous build's tree (a snapshot kept in the memo) updated for added, edited
-//! and deleted documents, so untouched clusters keep their members and their folder names.
+//! Warm starts: the previous build's tree (a snapshot read back from the output's `tree.json` and
+//! `state.jsonl`) updated for added, edited and deleted documents, so untouched clusters keep
+//! their members and their folder names.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -34,32 +35,6 @@ pub struct SnapNode {
     pub children: Vec<usize>,
     pub docs: Vec<String>,
     pub see_also: Vec<String>,
-}
-
-/// Records a finished tree.
-pub fn snapshot(tree: &Tree, docs: &[Document], tree_hash: String) -> Snapshot {
-    let ids = |v: &[usize]| v.iter().map(|&d| docs[d].id.clone()).collect();
-    Snapshot {
-        tree_hash,
-        levels: tree.levels,
-        roots: tree.roots.clone(),
-        nodes: tree
-            .nodes
-            .iter()
-            .map(|n| SnapNode {
-                level: n.level,
-                folder: n.folder.clone(),
-                parent: n.parent,
-                children: n.children.clone(),
-                docs: ids(&n.docs),
-                see_also: ids(&n.see_also),
-            })
-            .collect(),
-        doc_hashes: docs
-            .iter()
-            .map(|d| (d.id.clone(), d.content_hash.clone()))
-            .collect(),
-    }
 }
 
 /// What a warm start changed.

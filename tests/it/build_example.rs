@@ -4,6 +4,16 @@ use std::time::SystemTime;
 
 use crate::common::{build_example, c2s, files, insta_settings, ok, repo};
 
+/// The state file with each vector shown by its size (base64 of floats reads as noise).
+fn elide_vectors(text: &str) -> String {
+    text.lines()
+        .map(|l| match l.split_once("\"f32\":\"") {
+            Some((head, tail)) => format!("{head}\"f32\":<{} chars>}}\n", tail.len() - 2),
+            None => format!("{l}\n"),
+        })
+        .collect()
+}
+
 /// Every file of an output as a reviewer reads it (binary files by size), except those `skip`
 /// rejects.
 pub fn tree_snapshot(out: &std::path::Path, skip: impl Fn(&str) -> bool) -> String {
@@ -12,6 +22,7 @@ pub fn tree_snapshot(out: &std::path::Path, skip: impl Fn(&str) -> bool) -> Stri
         s.push_str(&format!("==> {f} <==\n"));
         let bytes = std::fs::read(out.join(&f)).unwrap();
         match String::from_utf8(bytes) {
+            Ok(text) if f == "state.jsonl" => s.push_str(&elide_vectors(&text)),
             Ok(text) => s.push_str(&text),
             Err(e) => s.push_str(&format!("<binary, {} bytes>\n", e.as_bytes().len())),
         }

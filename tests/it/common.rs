@@ -271,3 +271,35 @@ pub fn synth_corpus(dir: &Path, n: usize, topics: usize, seed: u64) {
         std::fs::write(dir.join(format!("doc-{d:05}.md")), text).unwrap();
     }
 }
+
+/// Runs `git ARGS` in `dir` (an identity and no signing of its own); returns stdout.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@e",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Copies a folder's files.
+pub fn copy_dir(from: &Path, to: &Path) {
+    for f in files(from) {
+        let dest = to.join(&f);
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::copy(from.join(&f), dest).unwrap();
+    }
+}

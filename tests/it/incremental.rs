@@ -149,6 +149,7 @@ fn one_edit_recomputes_only_its_path_to_the_root() {
         "entity_index.md",
         "tree.json",
         "vectors.bin",
+        "state.jsonl",
         "c2s.lock",
     ];
     // Only the edited document's file is rewritten: every other one keeps its mtime.

@@ -29,4 +29,5 @@ mod scale;
 mod serve;
 mod skill_pack;
 mod skills_server;
+mod state;
 mod watch;

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use crate::common::{files, ok, repo, skip, stderr, synth_corpus};
+use crate::common::{files, git, ok, repo, skip, stderr, synth_corpus};
 use crate::skills_server::SkillsServer;
 
 const KEY: &str = "sk-ant-test-4e7c1d9a0b";
@@ -293,27 +293,6 @@ fn pre_commit() -> Option<Command> {
             })
     };
     try_cmd("pre-commit", &[]).or_else(|| try_cmd("python3", &["-m", "pre_commit"]))
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let o = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@e",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
 }
 
 #[test]

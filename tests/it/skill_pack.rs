@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 
 use crate::build_example::tree_snapshot;
 use crate::common::{
-    build_example, c2s, files, insta_settings, is_nav, ok, read_tree, readme_block, repo, skip,
-    stderr,
+    build_example, c2s, copy_dir, files, insta_settings, is_nav, ok, read_tree, readme_block, repo,
+    skip, stderr,
 };
 use crate::llm_server::Server;
 use crate::serve::{oa_text, oa_tools, rpc, spawn_mcp};
@@ -254,15 +254,6 @@ fn shell_words(line: &str) -> Vec<String> {
         out.push(cur);
     }
     out
-}
-
-/// Copies a folder.
-fn copy_dir(from: &Path, to: &Path) {
-    for f in files(from) {
-        let dest = to.join(&f);
-        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-        std::fs::copy(from.join(&f), dest).unwrap();
-    }
 }
 
 #[test]

@@ -1,0 +1,110 @@
+//! The output as build state: what a build leaves in `state.jsonl` for the next one, and what the
+//! next build reads back from a committed output (checked against its `c2s.lock`): results to
+//! seed an empty memo with, and the tree (`tree.json`) to warm-start from, on any machine.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use crate::db::cache::Key;
+use crate::db::exec::Entry;
+use crate::format::lock::{Lock, file_hash};
+use crate::format::state;
+use crate::format::{LOCK_FILE, STATE_FILE};
+use crate::ingest::Document;
+use crate::stage::incremental::{SnapNode, Snapshot};
+use crate::stage::render::{SERVE_TREE, ServeTree};
+
+/// The state file's bytes: the tree hash, every document's content hash, and `kept`.
+pub fn render(tree_hash: &str, docs: &[Document], kept: &[Entry]) -> Vec<u8> {
+    let hashes: BTreeMap<&str, &str> = docs
+        .iter()
+        .map(|d| (d.id.as_str(), d.content_hash.as_str()))
+        .collect();
+    let mut out = Vec::new();
+    state::write(&mut out, tree_hash, &hashes, kept).expect("writing to memory cannot fail");
+    out
+}
+
+/// What a committed output gives the next build.
+#[derive(Default)]
+pub struct Prior {
+    /// The previous tree, by document id and folder name (a warm start).
+    pub snapshot: Option<Snapshot>,
+    /// Results by memo key (only read when asked for: an empty memo).
+    pub seed: Option<HashMap<Key, Vec<u8>>>,
+}
+
+/// Reads the state of the output `out` (whose lock is `lock`): the tree always, the results
+/// when `seed` is set. `Err` says why the output cannot be continued (the build warns and
+/// starts over).
+pub fn read_prior(out: &Path, lock: &Lock, seed: bool) -> Result<Prior, String> {
+    let checked = |name: &str| -> Result<Vec<u8>, String> {
+        let Some(want) = lock.outputs.get(name) else {
+            return Err(format!(
+                "{LOCK_FILE} lists no {name} (the output was built by an older c2s)"
+            ));
+        };
+        let bytes =
+            std::fs::read(out.join(name)).map_err(|e| format!("cannot read {name} ({e})"))?;
+        if file_hash(&bytes) != *want {
+            return Err(format!(
+                "{name} does not match its hash in {LOCK_FILE} (edited by hand?)"
+            ));
+        }
+        Ok(bytes)
+    };
+    let st = state::read(&checked(STATE_FILE)?).map_err(|e| format!("{STATE_FILE} {e}"))?;
+    let tree: ServeTree = serde_json::from_slice(&checked(SERVE_TREE)?)
+        .map_err(|e| format!("{SERVE_TREE} cannot be read ({e})"))?;
+    let snapshot = snapshot_of(&tree, st.tree_hash, st.doc_hashes)?;
+    Ok(Prior {
+        snapshot: Some(snapshot),
+        seed: seed.then(|| st.results.into_iter().map(|(k, (_, v))| (k, v)).collect()),
+    })
+}
+
+/// The warm-start snapshot of a `tree.json` (nodes in path order).
+fn snapshot_of(
+    tree: &ServeTree,
+    tree_hash: String,
+    doc_hashes: BTreeMap<String, String>,
+) -> Result<Snapshot, String> {
+    let n = tree.nodes.len();
+    let mut parent = vec![None; n];
+    for (i, node) in tree.nodes.iter().enumerate() {
+        for &c in &node.children {
+            if c >= n || parent[c].is_some() || c == i {
+                return Err(format!("{SERVE_TREE}: node {i} has a bad child {c}"));
+            }
+            parent[c] = Some(i);
+        }
+    }
+    if let Some(&r) = tree.roots.iter().find(|&&r| r >= n || parent[r].is_some()) {
+        return Err(format!("{SERVE_TREE}: bad root {r}"));
+    }
+    let nodes = tree
+        .nodes
+        .iter()
+        .zip(parent)
+        .map(|(node, parent)| SnapNode {
+            level: node.level,
+            folder: node
+                .path
+                .rsplit('/')
+                .next()
+                .unwrap_or(&node.path)
+                .to_string(),
+            parent,
+            children: node.children.clone(),
+            docs: node.docs.clone(),
+            see_also: node.see_also.clone(),
+        })
+        .collect::<Vec<_>>();
+    Ok(Snapshot {
+        tree_hash,
+        levels: nodes.iter().map(|n| n.level).max().unwrap_or(0),
+        roots: tree.roots.clone(),
+        nodes,
+        doc_hashes,
+    })
+}

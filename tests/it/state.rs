@@ -1,0 +1,167 @@
+//! The committed output is the build state: a clone without the memo continues a build with the
+//! same results, folder names and LLM calls as the clone that built it; a changed model
+//! recomputes everything; a tampered state file is warned about and gives a correct cold build.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common::{c2s, copy_dir, files, git, repo, stderr};
+use crate::llm_server::Server;
+
+/// A docs repo at `dir`: the example corpus and a config that builds it with the loopback model.
+fn docs_repo(dir: &Path, server: &Server) {
+    copy_dir(&repo().join("examples/docs"), &dir.join("docs"));
+    std::fs::write(
+        dir.join("c2s.toml"),
+        format!(
+            "[corpus]\npaths = [\"docs\"]\n[output]\ndir = \"out\"\n[tree]\np = 5\nK = 4\nmin_cluster_size = 3\n\
+             [llm]\nbackend = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"test-model\"\n\
+             [llm.limits]\nbackoff_s = 0.01\nmax_backoff_s = 0.05\n",
+            server.url
+        ),
+    )
+    .unwrap();
+}
+
+/// `c2s build --json` in `dir` (plus `args`): the report, and the LLM calls it made.
+fn build(dir: &Path, server: &Server, args: &[&str]) -> (Value, usize) {
+    let before = server.requests().len();
+    let mut all = vec!["build", "--json"];
+    all.extend_from_slice(args);
+    let o = c2s(dir, &all);
+    assert!(
+        o.status.success(),
+        "build in {}: {}",
+        dir.display(),
+        stderr(&o)
+    );
+    let report = serde_json::from_slice(&o.stdout).unwrap();
+    (report, server.requests().len() - before)
+}
+
+fn edit(dir: &Path) {
+    let f = dir.join("docs/auth/two-factor.md");
+    let mut text = std::fs::read_to_string(&f).unwrap();
+    text.push_str("\nRecovery codes can be printed from Settings > Security.\n");
+    std::fs::write(f, text).unwrap();
+}
+
+/// Every file of an output with its bytes.
+fn contents(out: &Path) -> Vec<(String, Vec<u8>)> {
+    files(out)
+        .into_iter()
+        .map(|f| {
+            let bytes = std::fs::read(out.join(&f)).unwrap();
+            (f, bytes)
+        })
+        .collect()
+}
+
+fn seeded(report: &Value) -> u64 {
+    report["seeded"].as_u64().unwrap()
+}
+
+/// A: built and committed. Returns A and a fresh clone of it (no `cache/`).
+fn built_and_cloned(tmp: &Path, server: &Server) -> (PathBuf, PathBuf) {
+    let a = tmp.join("a");
+    docs_repo(&a, server);
+    build(&a, server, &[]);
+    git(&a, &["init", "-q"]);
+    git(&a, &["add", "."]);
+    git(&a, &["commit", "-q", "-m", "docs and their skills"]);
+    let b = tmp.join("b");
+    git(
+        tmp,
+        &["clone", "-q", a.to_str().unwrap(), b.to_str().unwrap()],
+    );
+    assert!(!b.join("cache").exists(), "the memo is not committed");
+    (a, b)
+}
+
+#[test]
+fn a_fresh_clone_continues_the_build_with_the_same_calls_and_diff() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start();
+    let (a, b) = built_and_cloned(tmp.path(), &server);
+    edit(&a);
+    edit(&b);
+    let (ra, calls_a) = build(&a, &server, &[]);
+    let (rb, calls_b) = build(&b, &server, &[]);
+    assert_eq!(ra["tree"]["kind"], "warm", "{ra}");
+    assert_eq!(rb["tree"]["kind"], "warm", "{rb}");
+    assert_eq!(seeded(&ra), 0);
+    assert!(seeded(&rb) > 0, "{rb}");
+    assert_eq!(calls_a, calls_b, "A {ra}\nB {rb}");
+    // One card, and per level above it a summary and a label, then the skill's tags; plus the
+    // two tries of each label that fell back last time (a fallback is asked again next build).
+    let levels = ra["levels"].as_u64().unwrap() as usize;
+    let fallbacks: u64 = ra["llm_usage"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|u| u["answers"]["fallback"].as_u64().unwrap())
+        .sum();
+    let most = 2 * levels + 2 + 2 * fallbacks as usize;
+    assert!(calls_a >= 1 && calls_a <= most, "{calls_a} calls: {ra}");
+    let stat = |dir: &Path| git(dir, &["diff", "--stat"]);
+    assert_eq!(stat(&a), stat(&b));
+    assert!(stat(&a).contains("two-factor"), "{}", stat(&a));
+    assert_eq!(contents(&a.join("out")), contents(&b.join("out")));
+    // The clone's memo now holds what it was seeded with: a rebuild seeds nothing more, and asks
+    // only what A asks again (the labels that fell back).
+    let (again_a, calls_a) = build(&a, &server, &[]);
+    let (again_b, calls_b) = build(&b, &server, &[]);
+    assert_eq!(
+        (seeded(&again_b), calls_b),
+        (0, calls_a),
+        "{again_a}\n{again_b}"
+    );
+}
+
+#[test]
+fn a_changed_model_in_a_fresh_clone_recomputes_everything() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start();
+    let (_a, b) = built_and_cloned(tmp.path(), &server);
+    let (r, calls) = build(&b, &server, &["--set", "llm.model=other-model"]);
+    let docs = r["documents"].as_u64().unwrap();
+    // No LLM result is taken from the state (embeddings are, where a card came out the same:
+    // their key is the text embedded, which did not change).
+    for stage in ["card", "summary", "label", "tags"] {
+        assert_eq!(r["stages"][stage]["reused"], 0, "{stage}: {r}");
+    }
+    assert_eq!(r["stages"]["card"]["computed"].as_u64(), Some(docs));
+    assert!(calls as u64 > docs, "{calls} calls");
+}
+
+#[test]
+fn a_tampered_state_file_warns_and_gives_a_correct_cold_build() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start();
+    let (a, b) = built_and_cloned(tmp.path(), &server);
+    // A title changed by hand in the state file: the lock's hash no longer matches.
+    let state = b.join("out/state.jsonl");
+    let text = std::fs::read_to_string(&state).unwrap();
+    let line = text.lines().find(|l| l.contains("\"title\":")).unwrap();
+    let forged = line.replacen("\"title\":\"", "\"title\":\"Forged ", 1);
+    std::fs::write(&state, text.replacen(line, &forged, 1)).unwrap();
+    let (r, _) = build(&b, &server, &[]);
+    let warned =
+        r["warning_list"].as_array().unwrap().iter().any(|w| {
+            w["file"] == "out/state.jsonl" && w["message"].as_str().unwrap().contains("hash")
+        });
+    assert!(warned, "{r}");
+    assert_eq!(r["tree"]["kind"], "full", "{r}");
+    assert_eq!(seeded(&r), 0);
+    assert!(!std::fs::read_to_string(&state).unwrap().contains("Forged"));
+    // The same as a cold build of the same sources without any output.
+    let c = tmp.path().join("c");
+    git(
+        tmp.path(),
+        &["clone", "-q", a.to_str().unwrap(), c.to_str().unwrap()],
+    );
+    std::fs::remove_dir_all(c.join("out")).unwrap();
+    build(&c, &server, &[]);
+    assert_eq!(contents(&b.join("out")), contents(&c.join("out")));
+}
