@@ -3,11 +3,24 @@
 
 use std::path::{Path, PathBuf};
 
-/// Shows a path relative to `base` when it lies below it, with `/` separators.
+/// Shows a path relative to `base` when it lies below it (`.` for `base` itself), else relative
+/// to the working folder when it lies below that, with `/` separators.
 pub fn display(path: &Path, base: &Path) -> String {
-    let rel = path.strip_prefix(base).unwrap_or(path);
+    let cwd;
+    let rel = match path.strip_prefix(base) {
+        Ok(rel) => rel,
+        Err(_) => {
+            cwd = std::env::current_dir().unwrap_or_default();
+            path.strip_prefix(&cwd).unwrap_or(path)
+        }
+    };
     let s = rel.to_string_lossy().replace('\\', "/");
-    s.strip_prefix("./").unwrap_or(&s).to_string()
+    let s = s.strip_prefix("./").unwrap_or(&s);
+    if s.is_empty() {
+        ".".into()
+    } else {
+        s.to_string()
+    }
 }
 
 /// `path` made absolute against the working directory (as it is, if that cannot be read).

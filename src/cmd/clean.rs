@@ -2,7 +2,6 @@
 
 use std::path::Path;
 
-use super::memo_path;
 use crate::cmd::EXIT_OK;
 use crate::cmd::Error;
 use crate::cmd::cli::CleanArgs;
@@ -10,9 +9,10 @@ use crate::progress::Progress;
 
 pub fn clean_cmd(args: &CleanArgs, progress: &Progress) -> Result<u8, Error> {
     let target = args.target.resolve()?;
+    // Resolved first: with `--out DIR` alone, the output's lock says where the memo is.
+    let path = target.loaded.resolve(&target.loaded.config.cache.path);
     remove_output(&target.out_dir, progress)?;
     if args.cache {
-        let path = memo_path(&args.target)?;
         let mut removed = false;
         for suffix in ["", "-wal", "-shm"] {
             let p = std::path::PathBuf::from(format!("{}{suffix}", path.display()));

@@ -1,6 +1,6 @@
 //! Command-line interface (clap): commands, flags, and how they pick the config and the output folder.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 
@@ -255,38 +255,79 @@ impl TargetArgs {
         cmd.join(" ")
     }
 
-    /// Finds the config (explicit, ./c2s.toml, or none when PATH is given) and applies PATH, --out and --set.
+    /// Finds what to build: `--config FILE`; else no config when PATH is given; else `c2s.toml`
+    /// in this folder or the nearest parent that has one (as cargo finds `Cargo.toml`); else,
+    /// with `--out DIR`, what that output's lock says it was built from. Then applies PATH,
+    /// `--out` and `--set`.
+    ///
+    /// Recorded paths (sources, ids, the lock) are relative to the project root: the config's
+    /// folder, or the corpus folder without a config; so the same build gives the same output
+    /// from any working folder.
     pub fn resolve(&self) -> Result<Target, ConfigError> {
         let cwd = std::env::current_dir().map_err(|source| ConfigError::Read {
             path: PathBuf::from("."),
             source,
         })?;
-        let mut loaded = match (&self.config, &self.path) {
-            (Some(file), _) => Loaded::from_file(&cwd.join(file))?,
-            (None, Some(_)) => Loaded::defaults(cwd.clone()),
-            (None, None) => {
-                let file = cwd.join("c2s.toml");
-                if !file.is_file() {
-                    return Err(ConfigError::NotFound { dir: cwd });
-                }
-                Loaded::from_file(&file)?
-            }
+        let from_lock = || {
+            let out = cwd.join(self.out.as_ref()?);
+            let lock = std::fs::read(out.join(crate::format::LOCK_FILE)).ok()?;
+            let lock: crate::format::lock::Lock = serde_json::from_slice(&lock).ok()?;
+            Some((out, lock.built_from?))
         };
-        if let Some(p) = &self.path {
-            loaded.config.corpus.paths = vec![cwd.join(p)];
-        }
-        loaded.config.apply_sets(&self.set)?;
+        let (mut loaded, corpus, mut sets) = match (&self.config, &self.path) {
+            (Some(file), _) => (Loaded::from_file(&cwd.join(file))?, None, Vec::new()),
+            (None, Some(p)) => (Loaded::defaults(cwd.clone()), Some(cwd.join(p)), Vec::new()),
+            (None, None) => match (find_config(&cwd), from_lock()) {
+                (Some(file), _) => (Loaded::from_file(&file)?, None, Vec::new()),
+                (None, Some((out, built))) => {
+                    let at = |p: &String| crate::format::lock::normalize_path(&out.join(p));
+                    let loaded = match &built.config {
+                        Some(c) => Loaded::from_file(&at(c))?,
+                        None => Loaded::defaults(cwd.clone()),
+                    };
+                    (loaded, built.corpus.as_ref().map(at), built.set)
+                }
+                (None, None) => return Err(ConfigError::NotFound { dir: cwd }),
+            },
+        };
+        sets.extend(self.set.iter().cloned());
+        loaded.config.apply_sets(&sets)?;
+        loaded.args.sets = sets;
         if let Some(d) = &self.skills_dir {
             loaded.config.output.skills_dir = Some(cwd.join(d));
         }
-        let out_dir = match &self.out {
-            Some(o) => cwd.join(o),
-            None => loaded.resolve(&loaded.config.output.dir),
+        let out_dir = match (&self.out, &corpus) {
+            (Some(o), _) => cwd.join(o),
+            (None, Some(_)) => cwd.join(&loaded.config.output.dir),
+            (None, None) => loaded.resolve(&loaded.config.output.dir),
+        };
+        let display_base = match &corpus {
+            Some(p) => {
+                loaded.config.corpus.paths = vec![p.clone()];
+                // Without a config the memo sits beside the output, wherever the command runs.
+                if let Some(parent) = out_dir.parent() {
+                    loaded.base_dir = parent.to_path_buf();
+                }
+                loaded.args.corpus = Some(p.clone());
+                if p.is_dir() {
+                    p.clone()
+                } else {
+                    p.parent().map_or_else(|| cwd.clone(), Path::to_path_buf)
+                }
+            }
+            None => crate::format::lock::normalize_path(&loaded.base_dir),
         };
         Ok(Target {
             loaded,
             out_dir,
-            display_base: cwd,
+            display_base,
         })
     }
+}
+
+/// `c2s.toml` in `dir` or the nearest parent folder that has one.
+fn find_config(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .map(|d| d.join("c2s.toml"))
+        .find(|f| f.is_file())
 }

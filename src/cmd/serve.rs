@@ -48,6 +48,7 @@ pub(crate) fn serve_target(args: &TargetArgs) -> Result<ServeTarget, Error> {
                     config,
                     base_dir: dir,
                     path: None,
+                    args: Default::default(),
                 },
             })
         }

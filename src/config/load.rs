@@ -12,6 +12,16 @@ pub struct Loaded {
     pub base_dir: PathBuf,
     /// The file it came from, if any.
     pub path: Option<PathBuf>,
+    /// What the command line added: the corpus PATH given instead of a config, and `--set`s
+    /// (recorded in the lock, so that `--out DIR` alone finds the build again).
+    pub args: CommandArgs,
+}
+
+/// The parts of a command line that shape a build beyond its config file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CommandArgs {
+    pub corpus: Option<PathBuf>,
+    pub sets: Vec<String>,
 }
 
 impl Loaded {
@@ -24,6 +34,7 @@ impl Loaded {
                 .map(Path::to_path_buf)
                 .unwrap_or_else(|| PathBuf::from(".")),
             path: Some(file.to_path_buf()),
+            args: CommandArgs::default(),
         })
     }
 
@@ -33,6 +44,7 @@ impl Loaded {
             config: Config::default(),
             base_dir: dir,
             path: None,
+            args: CommandArgs::default(),
         }
     }
 

@@ -15,6 +15,17 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS memo (
 /// What c2s writes into a cache folder it creates.
 pub const GITIGNORE: &str = "# Created by c2s: the build memo, local to this machine.\n*\n";
 
+/// Creates the memo's folder if needed. A folder c2s makes keeps itself out of git with a
+/// `.gitignore` holding `*`, as ruff's and pytest's caches do; a folder that existed may hold
+/// anything and is left as it is.
+pub fn prepare_dir(dir: &Path) -> std::io::Result<()> {
+    if dir.as_os_str().is_empty() || dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join(".gitignore"), GITIGNORE)
+}
+
 /// A memo key: the blake3 of a serialized key struct.
 pub type Key = [u8; 32];
 
@@ -71,13 +82,8 @@ pub struct Memo {
 impl Memo {
     /// Opens (creating if needed) the memo at `path`, in WAL mode.
     pub fn open(path: &Path) -> Result<Memo, CacheError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-            && !dir.exists()
-            && std::fs::create_dir_all(dir).is_ok()
-        {
-            // A folder c2s made for its memo keeps itself out of git, as ruff's and pytest's
-            // caches do (a folder that existed may hold anything: it is left alone).
-            let _ = std::fs::write(dir.join(".gitignore"), GITIGNORE);
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            let _ = prepare_dir(dir);
         }
         let open_err = |source| CacheError::Open {
             path: path.to_path_buf(),

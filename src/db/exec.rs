@@ -6,9 +6,9 @@ use std::sync::mpsc;
 
 use rayon::prelude::*;
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 
 use super::cache::{CacheError, Key, KeyParts, Memo};
+pub use super::value::{Entry, Form, Json, Maybe, MemoValue};
 
 /// The error type of the stages the executor runs (the build's `BuildError`): it can carry a
 /// memo failure, says when an item waits for a batch, and reports a broken promise.
@@ -21,89 +21,8 @@ pub trait StageError: From<CacheError> + Send {
     fn internal(message: String) -> Self;
 }
 
-/// How a result's memo bytes are written into the output's state file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Form {
-    /// The bytes are JSON.
-    Json,
-    /// The bytes are little-endian f32.
-    F32,
-}
-
-/// One result a build used: its stage, memo key and memo bytes (what the state file keeps).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
-    pub stage: String,
-    pub key: Key,
-    pub form: Form,
-    pub value: Vec<u8>,
-}
-
-/// How a stage's results are stored in the memo.
-pub trait MemoValue: Sized {
-    /// How the bytes of [`MemoValue::encode`] are written into the state file.
-    const FORM: Form;
-    fn encode(&self) -> Vec<u8>;
-    fn decode(bytes: &[u8]) -> Option<Self>;
-    /// False for a stand-in result that must be computed again next time.
-    fn memoize(&self) -> bool {
-        true
-    }
-}
-
-/// A result that may be a stand-in: an LLM item whose answers were unusable falls back to the
-/// extractive result, which is used now but never written to the memo.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Maybe<T> {
-    pub value: T,
-    pub keep: bool,
-}
-
-impl<T: MemoValue> MemoValue for Maybe<T> {
-    const FORM: Form = T::FORM;
-    fn encode(&self) -> Vec<u8> {
-        self.value.encode()
-    }
-    fn decode(bytes: &[u8]) -> Option<Self> {
-        T::decode(bytes).map(|value| Maybe { value, keep: true })
-    }
-    fn memoize(&self) -> bool {
-        self.keep
-    }
-}
-
 /// Warnings raised while computing (fallbacks), shared with stage closures.
 pub type WarningSink = std::sync::Arc<std::sync::Mutex<Vec<crate::diag::Warning>>>;
-
-/// JSON-stored values.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Json<T>(pub T);
-
-impl<T: Serialize + DeserializeOwned> MemoValue for Json<T> {
-    const FORM: Form = Form::Json;
-    fn encode(&self) -> Vec<u8> {
-        serde_json::to_vec(&self.0).expect("memo values serialize")
-    }
-    fn decode(bytes: &[u8]) -> Option<Self> {
-        serde_json::from_slice(bytes).ok().map(Json)
-    }
-}
-
-/// Vectors as little-endian f32.
-impl MemoValue for Vec<f32> {
-    const FORM: Form = Form::F32;
-    fn encode(&self) -> Vec<u8> {
-        self.iter().flat_map(|x| x.to_le_bytes()).collect()
-    }
-    fn decode(bytes: &[u8]) -> Option<Self> {
-        bytes.len().is_multiple_of(4).then(|| {
-            bytes
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect()
-        })
-    }
-}
 
 /// Counts of one stage: computed now vs reused from the memo.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -25,6 +25,10 @@ pub struct Lock {
     /// output folder), when `[output] skills_dir` is set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skills_dir: Option<String>,
+    /// How the output was built, in paths relative to the output folder, so that `check`,
+    /// `clean` and `cache` find the build again from `--out DIR` alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub built_from: Option<BuiltFrom>,
     /// Number of documents and of cluster levels of the build.
     pub documents: usize,
     pub levels: usize,
@@ -36,6 +40,37 @@ pub struct Lock {
     pub sources: BTreeMap<String, String>,
     /// Output path → blake3 of its bytes (every output file except the lock itself).
     pub outputs: BTreeMap<String, String>,
+}
+
+/// The config file of a build, or the corpus it was given instead (`c2s build PATH`), and its
+/// `--set`s; paths relative to the output folder, with `/` separators.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BuiltFrom {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corpus: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub set: Vec<String>,
+}
+
+impl BuiltFrom {
+    /// The record of `loaded` built into `out`.
+    pub fn of(loaded: &crate::config::Loaded, out: &Path) -> BuiltFrom {
+        let rel = |p: &Path| relative_path(out, p).to_string_lossy().replace('\\', "/");
+        BuiltFrom {
+            config: loaded.path.as_deref().map(rel),
+            corpus: loaded.args.corpus.as_deref().map(rel),
+            // Where the memo is kept is local to a machine, and shapes nothing.
+            set: loaded
+                .args
+                .sets
+                .iter()
+                .filter(|s| !s.trim_start().starts_with("cache."))
+                .cloned()
+                .collect(),
+        }
+    }
 }
 
 fn is_zero(n: &usize) -> bool {

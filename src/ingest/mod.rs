@@ -193,7 +193,8 @@ pub fn ingest(
             paths: opts
                 .paths
                 .iter()
-                .map(|p| display(p, &opts.display_base))
+                // Relative to where the command runs: the root itself would show as `.`.
+                .map(|p| display(p, &std::env::current_dir().unwrap_or_default()))
                 .collect::<Vec<_>>()
                 .join(", "),
         });

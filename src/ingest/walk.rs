@@ -9,6 +9,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use super::{Format, IngestOptions};
 use crate::diag::Diagnostics;
 use crate::error::BuildError;
+use crate::format::LOCK_FILE;
 
 pub(super) struct Globs {
     by_name: GlobSet,
@@ -78,11 +79,23 @@ pub(super) fn collect_files(
             .require_git(false)
             .sort_by_file_path(|a, b| a.cmp(b));
         let skip = skip.clone();
+        let outputs = std::sync::Arc::new(std::sync::Mutex::new(Vec::<PathBuf>::new()));
+        let found = outputs.clone();
         walker.filter_entry(move |e| {
-            if !e.file_type().is_some_and(|t| t.is_dir()) || skip.is_empty() {
+            if !e.file_type().is_some_and(|t| t.is_dir()) {
                 return true;
             }
-            std::fs::canonicalize(e.path()).map_or(true, |c| !skip.iter().any(|s| &c == s))
+            let own = !skip.is_empty()
+                && std::fs::canonicalize(e.path()).is_ok_and(|c| skip.iter().any(|s| &c == s));
+            // Another c2s output is never read back as input.
+            let output = !own && e.depth() > 0 && e.path().join(LOCK_FILE).is_file();
+            if output {
+                found
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(e.path().to_path_buf());
+            }
+            !own && !output
         });
         for entry in walker.build() {
             let entry = match entry {
@@ -136,6 +149,13 @@ pub(super) fn collect_files(
                 format: Format::from_extension(&ext),
                 ext,
             });
+        }
+        for dir in outputs.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            diags.warn(
+                display(dir, &opts.display_base),
+                None,
+                format!("holds a {LOCK_FILE}: a c2s output, not a source; skipped"),
+            );
         }
     }
     Ok(out)

@@ -12,8 +12,8 @@ use crate::db::cache::Memo;
 use crate::db::exec::{Executor, Miss, Slots, StageCount};
 use crate::diag::{Diagnostics, Warning};
 use crate::error::BuildError;
+use crate::format::Layout;
 use crate::format::limits::PlatformReport;
-use crate::format::{Layout, STATE_FILE};
 use crate::ingest::graph::Graph;
 use crate::ingest::{self, Document, IngestOptions};
 use crate::llm::Card;
@@ -205,10 +205,11 @@ fn build_on(
     let layout = opts.layout();
     crate::pipeline::output::check_overlap(&layout, &ingest_opts.paths)?;
     crate::pipeline::output::check_replaceable(&opts.out_dir)?;
+    let memo_path = opts.loaded.resolve(&cfg.cache.path);
     let _lock = if opts.dry_run {
         None
     } else {
-        Some(BuildLock::acquire(&opts.out_dir, |lock| {
+        Some(BuildLock::acquire(&opts.out_dir, &memo_path, |lock| {
             progress.status(
                 "Blocking",
                 &format!(
@@ -245,7 +246,6 @@ fn build_on(
     );
     laps.lap("ingest");
 
-    let memo_path = opts.loaded.resolve(&cfg.cache.path);
     let memo = if opts.dry_run && !memo_path.exists() {
         Memo::in_memory()
     } else {
@@ -260,7 +260,7 @@ fn build_on(
     };
     exec.io_threads = backends.io_threads();
     exec.progress = Some(*progress);
-    let prior = read_state(opts, &memo, &mut exec, &mut diags, progress)?;
+    let prior = crate::pipeline::state::read_state(opts, &memo, &mut exec, &mut diags, progress)?;
 
     let cards = card::cards(docs, backends.llm.as_ref(), &mut exec)?;
     laps.lap("card");
@@ -349,6 +349,15 @@ fn build_on(
     } else {
         let previous = crate::pipeline::freshness::read_lock(&opts.out_dir)?;
         let w = write_output(&layout, &files, previous.as_ref())?;
+        for rel in &w.replaced_edits {
+            let file = crate::paths::display(&layout.path(rel), &opts.display_base);
+            diags.warn(
+                file,
+                None,
+                "was edited by hand since the last build; the build replaced it (the output is rebuilt from the sources: put lasting changes there, or in c2s.toml)",
+            );
+            progress.warning(&diags.warnings.last().expect("just pushed").to_string());
+        }
         // The rendered files (navigation, indexes, the lock) are large at a million documents:
         // freed before the records are serialized.
         drop(files);
@@ -380,42 +389,6 @@ fn build_on(
         batch: None,
         dry_run: opts.dry_run.then(|| exec.misses().to_vec()),
     })
-}
-
-/// What the committed output gives this build: its tree to warm-start from (or why there is
-/// none), and, when the memo has never built this output (a fresh clone), its results as the
-/// executor's seed. An output whose state cannot be used is warned about; the build starts over.
-fn read_state(
-    opts: &BuildOptions,
-    memo: &Memo,
-    exec: &mut Executor,
-    diags: &mut Diagnostics,
-    progress: &Progress,
-) -> Result<Result<Snapshot, String>, BuildError> {
-    // Warm-start only from an output that still exists: after `c2s clean` (or deleting the
-    // folder) a build starts over, as a user would expect.
-    let Some(lock) = crate::pipeline::freshness::read_lock(&opts.out_dir)? else {
-        return Ok(Err("no previous build of this output".into()));
-    };
-    let fresh_memo = memo.record(&record_name("slots", &opts.out_dir))?.is_none();
-    match crate::pipeline::state::read_prior(&opts.out_dir, &lock, fresh_memo) {
-        Ok(prior) => {
-            exec.seed = prior.seed;
-            Ok(prior
-                .snapshot
-                .ok_or_else(|| "the output has no tree".into()))
-        }
-        Err(problem) => {
-            let file = crate::paths::display(&opts.out_dir.join(STATE_FILE), &opts.display_base);
-            diags.warn(
-                file,
-                None,
-                format!("{problem}; the build cannot continue from this output and starts over"),
-            );
-            progress.warning(&diags.warnings.last().expect("just pushed").to_string());
-            Ok(Err(format!("the output's state cannot be used: {problem}")))
-        }
-    }
 }
 
 /// The make-like shortcut: when `c2s check` would say "fresh", nothing runs at all.
@@ -465,6 +438,7 @@ fn up_to_date(
             written: 0,
             unchanged: lock.outputs.len() + 1,
             removed: 0,
+            replaced_edits: Vec::new(),
         },
         platform: crate::pipeline::freshness::platform(&opts.out_dir, &lock),
         warning_list: Vec::new(),

@@ -86,6 +86,10 @@ pub(crate) fn render_files<'a>(
                 .to_string_lossy()
                 .replace('\\', "/")
         }),
+        built_from: Some(crate::format::lock::BuiltFrom::of(
+            &opts.loaded,
+            &opts.out_dir,
+        )),
         documents: ctx.docs.len(),
         levels: ctx.tree.levels,
         fallbacks,

@@ -5,12 +5,17 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use crate::db::cache::Key;
-use crate::db::exec::Entry;
+use crate::db::cache::{Key, Memo};
+use crate::db::exec::{Entry, Executor};
+use crate::diag::Diagnostics;
+use crate::error::BuildError;
 use crate::format::lock::{Lock, file_hash};
 use crate::format::state;
 use crate::format::{LOCK_FILE, STATE_FILE};
 use crate::ingest::Document;
+use crate::pipeline::build::BuildOptions;
+use crate::pipeline::records::record_name;
+use crate::progress::Progress;
 use crate::stage::incremental::{SnapNode, Snapshot};
 use crate::stage::render::{SERVE_TREE, ServeTree};
 
@@ -32,6 +37,42 @@ pub struct Prior {
     pub snapshot: Option<Snapshot>,
     /// Results by memo key (only read when asked for: an empty memo).
     pub seed: Option<HashMap<Key, Vec<u8>>>,
+}
+
+/// What the committed output gives this build: its tree to warm-start from (or why there is
+/// none), and, when the memo has never built this output (a fresh clone), its results as the
+/// executor's seed. An output whose state cannot be used is warned about; the build starts over.
+pub(crate) fn read_state(
+    opts: &BuildOptions,
+    memo: &Memo,
+    exec: &mut Executor,
+    diags: &mut Diagnostics,
+    progress: &Progress,
+) -> Result<Result<Snapshot, String>, BuildError> {
+    // Warm-start only from an output that still exists: after `c2s clean` (or deleting the
+    // folder) a build starts over, as a user would expect.
+    let Some(lock) = crate::pipeline::freshness::read_lock(&opts.out_dir)? else {
+        return Ok(Err("no previous build of this output".into()));
+    };
+    let fresh_memo = memo.record(&record_name("slots", &opts.out_dir))?.is_none();
+    match crate::pipeline::state::read_prior(&opts.out_dir, &lock, fresh_memo) {
+        Ok(prior) => {
+            exec.seed = prior.seed;
+            Ok(prior
+                .snapshot
+                .ok_or_else(|| "the output has no tree".into()))
+        }
+        Err(problem) => {
+            let file = crate::paths::display(&opts.out_dir.join(STATE_FILE), &opts.display_base);
+            diags.warn(
+                file,
+                None,
+                format!("{problem}; the build cannot continue from this output and starts over"),
+            );
+            progress.warning(&diags.warnings.last().expect("just pushed").to_string());
+            Ok(Err(format!("the output's state cannot be used: {problem}")))
+        }
+    }
 }
 
 /// Reads the state of the output `out` (whose lock is `lock`): the tree always, the results

@@ -71,6 +71,8 @@ pub fn insta_settings() -> insta::Settings {
         r#""config_hash": "[hash]""#,
     );
     s.add_filter(r"\bc2s \d+\.\d+\.\d+\S*", "c2s [version]");
+    // What an output was built from, relative to it: a test's output sits in a temporary folder.
+    s.add_filter(r#""(config|corpus)": "[^"]*""#, r#""$1": "[path]""#);
     // Temporary folders (tempfile's `.tmpXXXXXX`, anywhere) never reach a snapshot as such.
     s.add_filter(r"(/[^\s/]+)*/\.tmp[A-Za-z0-9]{6,}", "[tmp]");
     s

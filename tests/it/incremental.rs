@@ -75,7 +75,7 @@ fn doc_id(dir: &Path, file: &str) -> String {
     docs.as_object()
         .unwrap()
         .iter()
-        .find(|(_, d)| d["source"] == format!("c/{file}"))
+        .find(|(_, d)| d["source"] == file)
         .unwrap()
         .0
         .clone()

@@ -23,6 +23,7 @@ mod llm_server;
 mod navigation;
 mod onnx;
 mod planted;
+mod portable;
 mod publish;
 mod real_llm;
 mod scale;

@@ -96,7 +96,7 @@ fn the_navigator_finds_a_document_by_its_later_text() {
         docs.as_object()
             .unwrap()
             .iter()
-            .find(|(_, d)| d["source"] == "c/manual.md")
+            .find(|(_, d)| d["source"] == "manual.md")
             .unwrap()
             .0
             .clone()

@@ -14,14 +14,24 @@ use crate::format::{
     Content, FileRefs, Files, LOCK_FILE, Layout, list_files, skill_names, split_skill,
 };
 pub use swap::recover;
-use swap::sibling;
 
 /// What the writer did.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct WriteStats {
     pub written: usize,
     pub unchanged: usize,
     pub removed: usize,
+    /// Output files that had been edited by hand since the last build (their bytes differed from
+    /// the lock) and that this build replaced, by output path.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub replaced_edits: Vec<String>,
+}
+
+/// The previous build's hash of each output file, and where a folder's files sit in it.
+#[derive(Clone, Copy)]
+struct Locked<'a> {
+    outputs: Option<&'a BTreeMap<String, String>>,
+    prefix: &'a str,
 }
 
 /// An exclusive lock on one output folder, held for a whole build (released on drop, and by
@@ -31,12 +41,18 @@ pub struct BuildLock {
 }
 
 impl BuildLock {
-    /// Takes the lock; when another build holds it, `on_wait` is told and this waits.
-    pub fn acquire(out: &Path, on_wait: impl FnOnce(&Path)) -> Result<BuildLock, BuildError> {
-        let path = sibling(out, "build.lock");
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            fs::create_dir_all(parent).map_err(|e| BuildError::io("cannot create", parent, e))?;
-        }
+    /// Takes the lock of the output `out`, a file in the memo's folder (`memo` is the memo's
+    /// path), so that nothing is left beside the output; when another build holds it, `on_wait`
+    /// is told and this waits.
+    pub fn acquire(
+        out: &Path,
+        memo: &Path,
+        on_wait: impl FnOnce(&Path),
+    ) -> Result<BuildLock, BuildError> {
+        let dir = memo.parent().unwrap_or(Path::new("."));
+        crate::db::cache::prepare_dir(dir).map_err(|e| BuildError::io("cannot create", dir, e))?;
+        let id = blake3::hash(crate::paths::abs(out).to_string_lossy().as_bytes()).to_hex();
+        let path = dir.join(format!("build-{}.lock", &id[..16]));
         let file = fs::OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -94,7 +110,11 @@ pub fn write_output(
 ) -> Result<WriteStats, BuildError> {
     let Some(dir) = &layout.skills_dir else {
         let all: FileRefs = files.iter().map(|(k, v)| (k.as_str(), v)).collect();
-        return write_tree(&layout.out, &all, true);
+        let locked = Locked {
+            outputs: previous.map(|l| &l.outputs),
+            prefix: "",
+        };
+        return write_tree(&layout.out, &all, true, locked);
     };
     let mut skills: BTreeMap<&str, FileRefs> = BTreeMap::new();
     let mut rest: FileRefs = BTreeMap::new();
@@ -138,9 +158,23 @@ pub fn write_output(
         }
     }
     fs::create_dir_all(dir).map_err(|e| BuildError::io("cannot create", dir, e))?;
-    stats.add(write_tree(&layout.out, &rest, true)?);
+    let outputs = previous.map(|l| &l.outputs);
+    stats.add(write_tree(
+        &layout.out,
+        &rest,
+        true,
+        Locked {
+            outputs,
+            prefix: "",
+        },
+    )?);
     for (name, folder_files) in &skills {
-        stats.add(write_tree(&dir.join(name), folder_files, false)?);
+        let prefix = format!("{}/{name}/", crate::format::SKILLS);
+        let locked = Locked {
+            outputs,
+            prefix: &prefix,
+        };
+        stats.add(write_tree(&dir.join(name), folder_files, false, locked)?);
     }
     Ok(stats)
 }
@@ -150,12 +184,18 @@ impl WriteStats {
         self.written += o.written;
         self.unchanged += o.unchanged;
         self.removed += o.removed;
+        self.replaced_edits.extend(o.replaced_edits);
     }
 }
 
 /// Writes `files` as the complete content of the folder `out`, atomically. With `guard`, a
 /// non-empty folder without a `c2s.lock` is refused.
-fn write_tree(out: &Path, files: &FileRefs, guard: bool) -> Result<WriteStats, BuildError> {
+fn write_tree(
+    out: &Path,
+    files: &FileRefs,
+    guard: bool,
+    locked: Locked,
+) -> Result<WriteStats, BuildError> {
     recover(out)?;
     if guard {
         check_replaceable(out)?;
@@ -165,10 +205,29 @@ fn write_tree(out: &Path, files: &FileRefs, guard: bool) -> Result<WriteStats, B
     } else {
         Vec::new()
     };
-    // Lazy content is made only where a file exists to compare with.
-    let same = |rel: &str, c: &Content| fs::read(out.join(rel)).is_ok_and(|b| *b == *c.get());
+    let mut replaced_edits = Vec::new();
+    // Lazy content is made only where a file exists to compare with. A file about to change is
+    // checked against the lock: bytes the last build did not write are a hand edit.
+    let mut same = |rel: &str, c: &Content| {
+        let Ok(old) = fs::read(out.join(rel)) else {
+            return false;
+        };
+        if *old == *c.get() {
+            return true;
+        }
+        let key = format!("{}{rel}", locked.prefix);
+        if let Some(hash) = locked.outputs.and_then(|o| o.get(&key))
+            && crate::format::lock::file_hash(&old) != *hash
+        {
+            replaced_edits.push(key);
+        }
+        false
+    };
     let wanted: BTreeMap<&str, bool> = files.iter().map(|(&rel, c)| (rel, same(rel, c))).collect();
-    let mut stats = WriteStats::default();
+    let mut stats = WriteStats {
+        replaced_edits,
+        ..WriteStats::default()
+    };
     stats.unchanged = wanted.values().filter(|&&u| u).count();
     stats.written = files.len() - stats.unchanged;
     stats.removed = existing
@@ -238,7 +297,8 @@ mod tests {
             WriteStats {
                 written: 0,
                 unchanged: 2,
-                removed: 0
+                removed: 0,
+                replaced_edits: Vec::new(),
             }
         );
         files.insert("b.md".to_string(), b"two".to_vec().into());
@@ -269,7 +329,7 @@ mod tests {
         // A build killed mid-swap left only the old folder aside.
         let out2 = dir.path().join("o2");
         write_output(&Layout::new(&out2, None), &files, None).unwrap();
-        fs::rename(&out2, sibling(&out2, "old")).unwrap();
+        fs::rename(&out2, swap::sibling(&out2, "old")).unwrap();
         recover(&out2).unwrap();
         assert!(out2.join(LOCK_FILE).exists());
     }
