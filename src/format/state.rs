@@ -73,13 +73,18 @@ pub fn write(
         let key = hex(&e.key);
         match e.form {
             Form::Json => {
-                // Memo JSON is compact and on one line already; anything else is re-encoded.
-                let value: Value = serde_json::from_slice(&e.value).map_err(io::Error::other)?;
-                let value = serde_json::to_string(&value)?;
-                writeln!(
-                    w,
-                    "{{\"stage\":{stage},\"key\":\"{key}\",\"json\":{value}}}"
-                )?
+                // Memo JSON is compact, on one line, as it is; anything else is re-encoded.
+                let compact;
+                let value: &[u8] = if e.value.contains(&b'\n') {
+                    let v: Value = serde_json::from_slice(&e.value).map_err(io::Error::other)?;
+                    compact = serde_json::to_vec(&v)?;
+                    &compact
+                } else {
+                    &e.value
+                };
+                write!(w, "{{\"stage\":{stage},\"key\":\"{key}\",\"json\":")?;
+                w.write_all(value)?;
+                writeln!(w, "}}")?
             }
             Form::F32 => writeln!(
                 w,
@@ -91,8 +96,9 @@ pub fn write(
     Ok(())
 }
 
-/// Reads a state file; `Err` names the line and what is wrong with it.
-pub fn read(bytes: &[u8]) -> Result<State, String> {
+/// Reads a state file (with `results`, its results too; without, it stops after the
+/// documents); `Err` names the line and what is wrong with it.
+pub fn read(bytes: &[u8], results: bool) -> Result<State, String> {
     let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8 ({e})"))?;
     let mut lines = text.lines().enumerate();
     let (_, first) = lines.next().ok_or("the file is empty")?;
@@ -119,6 +125,9 @@ pub fn read(bytes: &[u8]) -> Result<State, String> {
         let (Some(stage), Some(key)) = (field("stage"), field("key")) else {
             return Err(at("neither a document nor a result".into()));
         };
+        if !results {
+            break;
+        }
         let key = unhex(key).ok_or_else(|| at(format!("key {key:?} is not 64 hex digits")))?;
         let value = match (v.get("json"), field("f32")) {
             (Some(j), None) => serde_json::to_vec(j).expect("a JSON value serializes"),
@@ -247,7 +256,8 @@ mod tests {
         assert_eq!(lines[0], r#"{"c2s_state":1,"tree_hash":"th"}"#);
         assert_eq!(lines[1], r#"{"doc":"a","hash":"h1"}"#);
         assert!(lines[3].starts_with(r#"{"stage":"card""#), "{text}");
-        let back = read(&out).unwrap();
+        let back = read(&out, true).unwrap();
+        assert!(read(&out, false).unwrap().results.is_empty());
         assert_eq!(back.tree_hash, "th");
         assert_eq!(back.doc_hashes.len(), 2);
         assert_eq!(back.results[&[2; 32]], ("embed".to_string(), v));
@@ -259,10 +269,14 @@ mod tests {
 
     #[test]
     fn bad_lines_are_named() {
-        let e = read(b"{\"c2s_state\":1,\"tree_hash\":\"t\"}\n{\"stage\":\"card\",\"key\":\"zz\",\"json\":1}\n")
+        let e = read(b"{\"c2s_state\":1,\"tree_hash\":\"t\"}\n{\"stage\":\"card\",\"key\":\"zz\",\"json\":1}\n", true)
             .unwrap_err();
         assert!(e.starts_with("line 2:"), "{e}");
-        assert!(read(b"print('hi')\n").unwrap_err().starts_with("line 1:"));
-        assert!(read(b"").is_err());
+        assert!(
+            read(b"print('hi')\n", true)
+                .unwrap_err()
+                .starts_with("line 1:")
+        );
+        assert!(read(b"", true).is_err());
     }
 }

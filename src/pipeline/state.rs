@@ -94,7 +94,7 @@ pub fn read_prior(out: &Path, lock: &Lock, seed: bool) -> Result<Prior, String> 
         }
         Ok(bytes)
     };
-    let st = state::read(&checked(STATE_FILE)?).map_err(|e| format!("{STATE_FILE} {e}"))?;
+    let st = state::read(&checked(STATE_FILE)?, seed).map_err(|e| format!("{STATE_FILE} {e}"))?;
     let tree: ServeTree = serde_json::from_slice(&checked(SERVE_TREE)?)
         .map_err(|e| format!("{SERVE_TREE} cannot be read ({e})"))?;
     let snapshot = snapshot_of(&tree, st.tree_hash, st.doc_hashes)?;

@@ -306,6 +306,14 @@ impl Tools {
                 "vectors.bin holds binary vectors for the offline navigator".into(),
             ));
         }
+        if f.file_name()
+            .is_some_and(|n| n == crate::format::STATE_FILE)
+        {
+            return Err(ToolError(format!(
+                "{} is the build's state (memo keys and vectors), not documentation",
+                crate::format::STATE_FILE
+            )));
+        }
         let bytes = std::fs::read(&f).map_err(|e| ToolError(format!("{rel:?}: {e}")))?;
         let text = String::from_utf8_lossy(&bytes);
         if text.len() <= CAT_MAX_BYTES {
@@ -345,7 +353,8 @@ impl Tools {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            if ["documents.json", "c2s.lock", "tree.json", "vectors.bin"].contains(&name.as_str()) {
+            let data = ["documents.json", "c2s.lock", "tree.json", "vectors.bin"];
+            if data.contains(&name.as_str()) || name == crate::format::STATE_FILE {
                 continue;
             }
             let Ok(text) = std::fs::read_to_string(&f) else {
@@ -525,4 +534,29 @@ fn clip(s: &str, n: usize) -> &str {
 
 fn first_line(s: &str) -> &str {
     s.lines().find(|l| !l.trim().is_empty()).unwrap_or(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_build_state_is_neither_read_nor_searched() {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = r#"{"a":{"title":"T","source":"a.md","text":"Rotate keys."}}"#;
+        std::fs::write(dir.path().join("documents.json"), docs).unwrap();
+        let state = "{\"stage\":\"card\",\"key\":\"00\",\"json\":{\"title\":\"Rotate keys\"}}\n";
+        std::fs::write(dir.path().join("state.jsonl"), state).unwrap();
+        std::fs::write(dir.path().join("notes.md"), "Rotate keys often.\n").unwrap();
+        let t = Tools::open(dir.path()).unwrap();
+        assert!(
+            t.cat("state.jsonl")
+                .unwrap_err()
+                .0
+                .contains("build's state")
+        );
+        let hits = t.grep("Rotate", ".", false).unwrap();
+        assert!(hits.contains("notes.md"), "{hits}");
+        assert!(!hits.contains("state.jsonl"), "{hits}");
+    }
 }
