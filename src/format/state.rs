@@ -7,7 +7,8 @@
 //! - then `{"doc":ID,"hash":HASH}` per document, by id;
 //! - then `{"stage":STAGE,"key":HEX,"json":VALUE}` (JSON results: cards, summaries, labels,
 //!   tags, review decisions) or `{"stage":STAGE,"key":HEX,"f32":BASE64}` (vectors, little-endian
-//!   f32), by stage and key.
+//!   f32; `"f32z"` for a mostly-zero vector: its length, then index and value of the others),
+//!   by stage and key.
 //!
 //! The file is data: it is parsed, never run, and a build takes from it only the results whose
 //! key it asks for.
@@ -86,11 +87,19 @@ pub fn write(
                 w.write_all(value)?;
                 writeln!(w, "}}")?
             }
-            Form::F32 => writeln!(
-                w,
-                "{{\"stage\":{stage},\"key\":\"{key}\",\"f32\":\"{}\"}}",
-                base64(&e.value)
-            )?,
+            Form::F32 => match sparse(&e.value) {
+                // Mostly zeros (the hashed embedder's vectors): only the others, by index.
+                Some(z) => writeln!(
+                    w,
+                    "{{\"stage\":{stage},\"key\":\"{key}\",\"f32z\":\"{}\"}}",
+                    base64(&z)
+                )?,
+                None => writeln!(
+                    w,
+                    "{{\"stage\":{stage},\"key\":\"{key}\",\"f32\":\"{}\"}}",
+                    base64(&e.value)
+                )?,
+            },
         }
     }
     Ok(())
@@ -129,20 +138,61 @@ pub fn read(bytes: &[u8], results: bool) -> Result<State, String> {
             break;
         }
         let key = unhex(key).ok_or_else(|| at(format!("key {key:?} is not 64 hex digits")))?;
-        let value = match (v.get("json"), field("f32")) {
-            (Some(j), None) => serde_json::to_vec(j).expect("a JSON value serializes"),
-            (None, Some(b)) => {
+        let value = match (v.get("json"), field("f32"), field("f32z")) {
+            (Some(j), None, None) => serde_json::to_vec(j).expect("a JSON value serializes"),
+            (None, Some(b), None) => {
                 let bytes = unbase64(b).ok_or_else(|| at("f32 is not base64".into()))?;
                 if !bytes.len().is_multiple_of(4) {
                     return Err(at("f32 does not hold whole floats".into()));
                 }
                 bytes
             }
-            _ => return Err(at("a result needs one of `json` or `f32`".into())),
+            (None, None, Some(b)) => unbase64(b)
+                .and_then(|z| dense(&z))
+                .ok_or_else(|| at("f32z is not a sparse vector".into()))?,
+            _ => return Err(at("a result needs one of `json`, `f32` or `f32z`".into())),
         };
         state.results.insert(key, (stage.to_string(), value));
     }
     Ok(state)
+}
+
+/// A vector of f32 bytes with at most a third of its values non-zero, as its length (u32) and
+/// (index u16, value f32) pairs, all little-endian; `None` when that would not be smaller.
+fn sparse(bytes: &[u8]) -> Option<Vec<u8>> {
+    let n = bytes.len() / 4;
+    if n > u16::MAX as usize {
+        return None;
+    }
+    let nonzero: Vec<(usize, &[u8])> = bytes
+        .chunks_exact(4)
+        .enumerate()
+        .filter(|(_, c)| *c != [0u8; 4])
+        .collect();
+    if 3 * nonzero.len() > n {
+        return None;
+    }
+    let mut out = (n as u32).to_le_bytes().to_vec();
+    for (i, c) in nonzero {
+        out.extend_from_slice(&(i as u16).to_le_bytes());
+        out.extend_from_slice(c);
+    }
+    Some(out)
+}
+
+/// The f32 bytes of a [`sparse`] vector; `None` when it is not one.
+fn dense(z: &[u8]) -> Option<Vec<u8>> {
+    let n = u32::from_le_bytes(z.get(..4)?.try_into().ok()?) as usize;
+    let pairs = &z[4..];
+    if n > u16::MAX as usize || !pairs.len().is_multiple_of(6) {
+        return None;
+    }
+    let mut out = vec![0u8; n * 4];
+    for p in pairs.chunks_exact(6) {
+        let i = u16::from_le_bytes([p[0], p[1]]) as usize;
+        out.get_mut(i * 4..i * 4 + 4)?.copy_from_slice(&p[2..6]);
+    }
+    Some(out)
 }
 
 fn hex(key: &Key) -> String {
@@ -264,6 +314,35 @@ mod tests {
         assert_eq!(
             back.results[&[1; 32]].1,
             br#"{"title":"T","phrases":["x"]}"#.to_vec()
+        );
+    }
+
+    #[test]
+    fn mostly_zero_vectors_are_written_sparse() {
+        let mut v = vec![0.0f32; 384];
+        v[3] = 0.25;
+        v[200] = -1.5;
+        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let entry = Entry {
+            stage: "embed".into(),
+            key: [7; 32],
+            form: Form::F32,
+            value: bytes.clone(),
+        };
+        let mut out = Vec::new();
+        write(&mut out, "t", &BTreeMap::new(), &[entry]).unwrap();
+        let text = String::from_utf8(out.clone()).unwrap();
+        assert!(text.contains("\"f32z\":"), "{text}");
+        assert!(text.len() < 200, "{text}");
+        assert_eq!(read(&out, true).unwrap().results[&[7; 32]].1, bytes);
+        let dense_v: Vec<u8> = (0..8)
+            .flat_map(|i| (i as f32 + 1.0).to_le_bytes())
+            .collect();
+        assert_eq!(sparse(&dense_v), None);
+        assert_eq!(
+            dense(&[1, 0, 0, 0, 9, 0, 0, 0, 0, 0]),
+            None,
+            "index out of range"
         );
     }
 

@@ -7,9 +7,13 @@ use crate::common::{build_example, c2s, files, insta_settings, ok, repo};
 /// The state file with each vector shown by its size (base64 of floats reads as noise).
 fn elide_vectors(text: &str) -> String {
     text.lines()
-        .map(|l| match l.split_once("\"f32\":\"") {
-            Some((head, tail)) => format!("{head}\"f32\":<{} chars>}}\n", tail.len() - 2),
-            None => format!("{l}\n"),
+        .map(|l| {
+            for form in ["f32", "f32z"] {
+                if let Some((head, tail)) = l.split_once(&format!("\"{form}\":\"")) {
+                    return format!("{head}\"{form}\":<{} chars>}}\n", tail.len() - 2);
+                }
+            }
+            format!("{l}\n")
         })
         .collect()
 }
