@@ -175,8 +175,13 @@ fn planted_line(r: &BuildReport) -> String {
     if p.sentences == 0 {
         return String::new();
     }
+    let see = if matches!(r.tree, TreeMode::UpToDate) {
+        "the build that read them warned about each; `c2s build --full` lists them again"
+    } else {
+        "see the warnings"
+    };
     format!(
-        "\n         planted: {} addressing AI models or asking for secrets, in {}, left out of navigation text (see the warnings)",
+        "\n         planted: {} addressing AI models or asking for secrets, in {}, left out of navigation text ({see})",
         plural(p.sentences, "sentence"),
         plural(p.documents, "document")
     )

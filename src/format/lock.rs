@@ -36,6 +36,12 @@ pub struct Lock {
     /// asks the model again instead of taking the up-to-date shortcut.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub fallbacks: usize,
+    /// Sentences flagged at ingest as planted for AI models, and the documents holding them
+    /// (an up-to-date build reports them without reading the sources).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub planted_sentences: usize,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub planted_documents: usize,
     /// Source path → blake3 of its bytes.
     pub sources: BTreeMap<String, String>,
     /// Output path → blake3 of its bytes (every output file except the lock itself).

@@ -442,7 +442,10 @@ fn up_to_date(
         },
         platform: crate::pipeline::freshness::platform(&opts.out_dir, &lock),
         warning_list: Vec::new(),
-        planted: Planted::default(),
+        planted: Planted {
+            sentences: lock.planted_sentences,
+            documents: lock.planted_documents,
+        },
         seeded: 0,
         batch: None,
         dry_run: None,

@@ -93,6 +93,8 @@ pub(crate) fn render_files<'a>(
         documents: ctx.docs.len(),
         levels: ctx.tree.levels,
         fallbacks,
+        planted_sentences: ctx.docs.iter().map(|d| d.flags.len()).sum(),
+        planted_documents: ctx.docs.iter().filter(|d| !d.flags.is_empty()).count(),
         sources: sources
             .iter()
             .map(|s| (s.path.clone(), s.hash.clone()))

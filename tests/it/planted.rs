@@ -138,6 +138,16 @@ fn planted_pages_are_warned_about_and_never_reach_navigation() {
     assert!(report["planted"]["sentences"].as_u64().unwrap() >= 20);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(stderr.contains("planted: "), "{stderr}");
+    // An up-to-date build reads no source, and still says what the output holds.
+    let again = c2s(tmp.path(), &["build", "--json"]);
+    let again_report: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(again_report["tree"]["kind"], "up_to_date");
+    assert_eq!(again_report["planted"], report["planted"]);
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("--full` lists them again"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
 
     assert_eq!(leaks(&out), Vec::<String>::new());
 
