@@ -3,5 +3,17 @@
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
+    restore_sigpipe();
     c2s::run(c2s::cmd::cli::Cli::parse())
+}
+
+/// Rust ignores SIGPIPE, so printing into a closed pipe (`c2s cache stats | head`) panics. A
+/// command-line tool ends quietly there instead, as `cat` and `grep` do. Sockets are not
+/// affected: the standard library writes to them with `MSG_NOSIGNAL`.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to its default, before any other thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }

@@ -165,3 +165,21 @@ fn the_readme_config_reference_is_a_valid_config() {
     assert!(tmp.path().join("cache/c2s.sqlite").is_file());
     assert_eq!(c2s(tmp.path(), &["check"]).status.code(), Some(0));
 }
+
+#[test]
+fn a_closed_pipe_ends_c2s_quietly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, cache) = crate::common::build_example(tmp.path());
+    // `c2s check | head -0`: the reader is gone before c2s prints.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_c2s"))
+        .args(["check", "--out", out.to_str().unwrap(), "--set", &cache])
+        .current_dir(crate::common::repo())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert!(!err.contains("panicked"), "{err}");
+}
