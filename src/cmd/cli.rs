@@ -270,16 +270,19 @@ impl TargetArgs {
         })?;
         let from_lock = || {
             let out = cwd.join(self.out.as_ref()?);
-            let lock = std::fs::read(out.join(crate::format::LOCK_FILE)).ok()?;
-            let lock: crate::format::lock::Lock = serde_json::from_slice(&lock).ok()?;
+            let lock = crate::pipeline::freshness::read_lock(&out).ok()??;
             Some((out, lock.built_from?))
         };
         let (mut loaded, corpus, mut sets) = match (&self.config, &self.path) {
             (Some(file), _) => (Loaded::from_file(&cwd.join(file))?, None, Vec::new()),
             (None, Some(p)) => (Loaded::defaults(cwd.clone()), Some(cwd.join(p)), Vec::new()),
-            (None, None) => match (find_config(&cwd), from_lock()) {
-                (Some(file), _) => (Loaded::from_file(&file)?, None, Vec::new()),
-                (None, Some((out, built))) => {
+            // The output's lock is read only when no config is found.
+            (None, None) => match find_config(&cwd) {
+                Some(file) => (Loaded::from_file(&file)?, None, Vec::new()),
+                None => {
+                    let Some((out, built)) = from_lock() else {
+                        return Err(ConfigError::NotFound { dir: cwd });
+                    };
                     let at = |p: &String| crate::format::lock::normalize_path(&out.join(p));
                     let loaded = match &built.config {
                         Some(c) => Loaded::from_file(&at(c))?,
@@ -287,7 +290,6 @@ impl TargetArgs {
                     };
                     (loaded, built.corpus.as_ref().map(at), built.set)
                 }
-                (None, None) => return Err(ConfigError::NotFound { dir: cwd }),
             },
         };
         sets.extend(self.set.iter().cloned());

@@ -44,7 +44,7 @@ struct Header {
     tree_hash: String,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 struct Doc<'a> {
     doc: &'a str,
     hash: &'a str,

@@ -50,7 +50,7 @@ pub struct Planted {
 }
 
 impl Planted {
-    fn of(docs: &[Document]) -> Planted {
+    pub(crate) fn of(docs: &[Document]) -> Planted {
         Planted {
             sentences: docs.iter().map(|d| d.flags.len()).sum(),
             documents: docs.iter().filter(|d| !d.flags.is_empty()).count(),
@@ -260,7 +260,8 @@ fn build_on(
     };
     exec.io_threads = backends.io_threads();
     exec.progress = Some(*progress);
-    let prior = crate::pipeline::state::read_state(opts, &memo, &mut exec, &mut diags, progress)?;
+    let (previous_lock, prior) =
+        crate::pipeline::state::read_state(opts, &memo, &mut exec, &mut diags, progress)?;
 
     let cards = card::cards(docs, backends.llm.as_ref(), &mut exec)?;
     laps.lap("card");
@@ -347,8 +348,7 @@ fn build_on(
     let written = if opts.dry_run {
         WriteStats::default()
     } else {
-        let previous = crate::pipeline::freshness::read_lock(&opts.out_dir)?;
-        let w = write_output(&layout, &files, previous.as_ref())?;
+        let w = write_output(&layout, &files, previous_lock.as_ref())?;
         for rel in &w.replaced_edits {
             let file = crate::paths::display(&layout.path(rel), &opts.display_base);
             diags.warn(

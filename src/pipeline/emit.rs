@@ -72,6 +72,7 @@ pub(crate) fn render_files<'a>(
         sizes.push(size);
         outputs.insert(k.clone(), hash);
     }
+    let planted = super::build::Planted::of(ctx.docs);
     let lock = Lock {
         c2s_version: env!("CARGO_PKG_VERSION").to_string(),
         config_hash: cfg.hash(&opts.loaded.base_dir),
@@ -93,8 +94,8 @@ pub(crate) fn render_files<'a>(
         documents: ctx.docs.len(),
         levels: ctx.tree.levels,
         fallbacks,
-        planted_sentences: ctx.docs.iter().map(|d| d.flags.len()).sum(),
-        planted_documents: ctx.docs.iter().filter(|d| !d.flags.is_empty()).count(),
+        planted_sentences: planted.sentences,
+        planted_documents: planted.documents,
         sources: sources
             .iter()
             .map(|s| (s.path.clone(), s.hash.clone()))

@@ -39,28 +39,29 @@ pub struct Prior {
     pub seed: Option<HashMap<Key, Vec<u8>>>,
 }
 
-/// What the committed output gives this build: its tree to warm-start from (or why there is
-/// none), and, when the memo has never built this output (a fresh clone), its results as the
-/// executor's seed. An output whose state cannot be used is warned about; the build starts over.
+/// The output's lock (the writer needs it too), and what the committed output gives this
+/// build: its tree to warm-start from (or why there is none), and, when the memo has never
+/// built this output (a fresh clone), its results as the executor's seed. An output whose state
+/// cannot be used is warned about; the build starts over.
 pub(crate) fn read_state(
     opts: &BuildOptions,
     memo: &Memo,
     exec: &mut Executor,
     diags: &mut Diagnostics,
     progress: &Progress,
-) -> Result<Result<Snapshot, String>, BuildError> {
+) -> Result<(Option<Lock>, Result<Snapshot, String>), BuildError> {
     // Warm-start only from an output that still exists: after `c2s clean` (or deleting the
     // folder) a build starts over, as a user would expect.
     let Some(lock) = crate::pipeline::freshness::read_lock(&opts.out_dir)? else {
-        return Ok(Err("no previous build of this output".into()));
+        return Ok((None, Err("no previous build of this output".into())));
     };
     let fresh_memo = memo.record(&record_name("slots", &opts.out_dir))?.is_none();
-    match crate::pipeline::state::read_prior(&opts.out_dir, &lock, fresh_memo) {
+    let prior = match read_prior(&opts.out_dir, &lock, fresh_memo) {
         Ok(prior) => {
             exec.seed = prior.seed;
-            Ok(prior
+            prior
                 .snapshot
-                .ok_or_else(|| "the output has no tree".into()))
+                .ok_or_else(|| "the output has no tree".into())
         }
         Err(problem) => {
             let file = crate::paths::display(&opts.out_dir.join(STATE_FILE), &opts.display_base);
@@ -70,9 +71,10 @@ pub(crate) fn read_state(
                 format!("{problem}; the build cannot continue from this output and starts over"),
             );
             progress.warning(&diags.warnings.last().expect("just pushed").to_string());
-            Ok(Err(format!("the output's state cannot be used: {problem}")))
+            Err(format!("the output's state cannot be used: {problem}"))
         }
-    }
+    };
+    Ok((Some(lock), prior))
 }
 
 /// Reads the state of the output `out` (whose lock is `lock`): the tree always, the results

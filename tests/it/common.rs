@@ -305,3 +305,14 @@ pub fn copy_dir(from: &Path, to: &Path) {
         std::fs::copy(from.join(&f), dest).unwrap();
     }
 }
+
+/// Every file of a folder with its bytes, in path order.
+pub fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    files(dir)
+        .into_iter()
+        .map(|f| {
+            let bytes = std::fs::read(dir.join(&f)).unwrap();
+            (f, bytes)
+        })
+        .collect()
+}

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::common::{c2s, copy_dir, files, git, repo, stderr};
+use crate::common::{c2s, contents, copy_dir, files, git, repo, stderr};
 
 fn run(cwd: &Path, args: &[&str]) -> String {
     let o = c2s(cwd, args);
@@ -27,16 +27,6 @@ fn project(dir: &Path) {
     )
     .unwrap();
     std::fs::create_dir_all(dir.join("docs/auth/deeper")).unwrap();
-}
-
-fn contents(out: &Path) -> Vec<(String, Vec<u8>)> {
-    files(out)
-        .into_iter()
-        .map(|f| {
-            let b = std::fs::read(out.join(&f)).unwrap();
-            (f, b)
-        })
-        .collect()
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{c2s, copy_dir, files, git, repo, stderr};
+use crate::common::{c2s, contents, copy_dir, git, repo, stderr};
 use crate::llm_server::Server;
 
 /// A docs repo at `dir`: the example corpus and a config that builds it with the loopback model.
@@ -45,17 +45,6 @@ fn edit(dir: &Path) {
     let mut text = std::fs::read_to_string(&f).unwrap();
     text.push_str("\nRecovery codes can be printed from Settings > Security.\n");
     std::fs::write(f, text).unwrap();
-}
-
-/// Every file of an output with its bytes.
-fn contents(out: &Path) -> Vec<(String, Vec<u8>)> {
-    files(out)
-        .into_iter()
-        .map(|f| {
-            let bytes = std::fs::read(out.join(&f)).unwrap();
-            (f, bytes)
-        })
-        .collect()
 }
 
 fn seeded(report: &Value) -> u64 {
