@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Incremental-build benchmark with the offline backends on a synthetic corpus (default 10,000
-# documents): cold build, no-op rebuild, `c2s check`, one-document edits, and the same edits in a
-# fresh clone (the committed output without the memo: the build seeds from OUT/state.jsonl).
+# documents): cold build, no-op rebuild, `c2s check`, one-document edits, ten documents edited
+# before one build, and one-document edits in a fresh clone (the committed output without the memo: the build seeds from OUT/state.jsonl).
 # Reports the median of several runs of each and its ratio to the cold build, and the state
 # file's size against the whole output. Usage: scripts/bench-incremental.sh [N]
 set -euo pipefail
@@ -24,45 +24,72 @@ binary, corpus, out, cache, runs = sys.argv[1:6]
 runs = int(runs)
 common = [corpus, "--out", out, "--set", f"cache.path={os.path.abspath(cache)}", "--quiet"]
 
-def timed(args, ok_codes=(0,)):
+rss = {}
+
+def timed(args, ok_codes=(0,), what=None):
+    """Runs c2s ARGS; returns its wall seconds and keeps its peak RSS (KiB) under `what`."""
     t = time.perf_counter()
-    r = subprocess.run([binary] + args, capture_output=True, text=True)
+    p = subprocess.Popen([binary] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = p.stderr.read()
+    _, status, usage = os.wait4(p.pid, 0)
     dt = time.perf_counter() - t
-    if r.returncode not in ok_codes:
-        sys.exit(f"{args[0]} failed ({r.returncode}): {r.stderr}")
+    code = os.waitstatus_to_exitcode(status)
+    if code not in ok_codes:
+        sys.exit(f"{args[0]} failed ({code}): {err.decode(errors='replace')}")
+    rss.setdefault(what or args[0], []).append(usage.ru_maxrss)
     return dt
+
+def forget_memo():
+    """What a fresh clone lacks: the memo and the stat index (both in the cache folder)."""
+    for f in glob.glob(os.path.abspath(cache) + "*") + glob.glob(os.path.join(os.path.dirname(os.path.abspath(cache)), "stat-*.index")):
+        os.remove(f)
 
 def clear():
     shutil.rmtree(out, ignore_errors=True)
-    for f in glob.glob(os.path.abspath(cache) + "*"):
-        os.remove(f)
+    forget_memo()
 
 cold = []
 for _ in range(max(1, runs // 2)):
     clear()
-    cold.append(timed(["build"] + common))
-noop = [timed(["build"] + common) for _ in range(runs)]
+    cold.append(timed(["build"] + common, what="cold build"))
+noop = [timed(["build"] + common, what="no-op rebuild") for _ in range(runs)]
 check = [timed(["check"] + common) for _ in range(runs)]
 files = sorted(glob.glob(os.path.join(corpus, "**", "*.md"), recursive=True))
 edit = []
 for i in range(runs):
     with open(files[i * 97 % len(files)], "a") as f:
         f.write(f"\nA new remark about quasar{i} telemetry.\n")
-    edit.append(timed(["build"] + common))
+    edit.append(timed(["build"] + common, what="one-document edit"))
 stale = timed(["check"] + common)
+# Ten documents edited before one build.
+ten = []
+for i in range(runs):
+    for j in range(10):
+        with open(files[(i * 1009 + j * 331 + 7) % len(files)], "a") as f:
+            f.write(f"\nA batch remark about nebula{i}x{j} telemetry.\n")
+    ten.append(timed(["build"] + common, what="ten-document edit"))
 # A fresh clone: the same output, no memo; each run edits one more document first.
 fresh = []
 for i in range(runs):
-    for f in glob.glob(os.path.abspath(cache) + "*"):
-        os.remove(f)
+    forget_memo()
     with open(files[(i * 97 + 13) % len(files)], "a") as f:
         f.write(f"\nA fresh-clone remark about pulsar{i} telemetry.\n")
-    fresh.append(timed(["build"] + common))
+    fresh.append(timed(["build"] + common, what="fresh-clone edit"))
 c = statistics.median(cold)
-for name, xs, target in [("cold build", cold, None), ("no-op rebuild", noop, 1.0), ("check", check, 0.5), ("one-document edit", edit, 2.0), ("fresh-clone edit", fresh, 3.0)]:
+n_docs = len(files)
+# Targets (seconds) for no-op, check and one edit, by corpus size.
+if n_docs >= 1_000_000:
+    t_noop, t_check, t_edit = 3.0, None, 5.0
+elif n_docs >= 100_000:
+    t_noop, t_check, t_edit = 0.5, 0.5, 1.5
+else:
+    t_noop, t_check, t_edit = 1.0, 0.5, 2.0
+for name, xs, target in [("cold build", cold, None), ("no-op rebuild", noop, t_noop), ("check", check, t_check), ("one-document edit", edit, t_edit), ("ten-document edit", ten, None), ("fresh-clone edit", fresh, 3.0)]:
     m = statistics.median(xs)
     tgt = f"  target <= {target:.1f} s" if target else ""
-    print(f"{name:<18} median {m:7.3f} s  ({m / c:6.3f} x cold){tgt}   runs: {', '.join(f'{x:.3f}' for x in xs)}")
+    peak = statistics.median(rss[name]) / 1024
+    print(f"{name:<18} median {m:7.3f} s  ({m / c:6.3f} x cold)  peak RSS {peak:6.0f} MiB{tgt}   runs: {', '.join(f'{x:.3f}' for x in xs)}")
+print(f"peak RSS of an edit / the cold build: {statistics.median(rss['one-document edit']) / statistics.median(rss['cold build']):.2f} (target <= 0.25)")
 print(f"fresh-clone edit / edit with the memo: {statistics.median(fresh) / statistics.median(edit):.2f} x (target <= 2)")
 total = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(out) for f in fs)
 state = os.path.getsize(os.path.join(out, "state.jsonl"))

@@ -1,4 +1,5 @@
-//! `c2s clean`: remove the output (only a c2s output) and, with `--cache`, the memo.
+//! `c2s clean`: remove the output (only a c2s output) and, with `--cache`, the memo and the
+//! output's stat index.
 
 use std::path::Path;
 
@@ -11,11 +12,13 @@ pub fn clean_cmd(args: &CleanArgs, progress: &Progress) -> Result<u8, Error> {
     let target = args.target.resolve()?;
     // Resolved first: with `--out DIR` alone, the output's lock says where the memo is.
     let path = target.loaded.resolve(&target.loaded.config.cache.path);
+    let index = crate::pipeline::statscan::index_path(&target.loaded, &target.out_dir);
     remove_output(&target.out_dir, progress)?;
     if args.cache {
         let mut removed = false;
-        for suffix in ["", "-wal", "-shm"] {
-            let p = std::path::PathBuf::from(format!("{}{suffix}", path.display()));
+        let memo = ["", "-wal", "-shm"]
+            .map(|suffix| std::path::PathBuf::from(format!("{}{suffix}", path.display())));
+        for p in memo.into_iter().chain([index]) {
             if p.exists() {
                 std::fs::remove_file(&p).map_err(|source| Error::Io {
                     context: "cannot remove",

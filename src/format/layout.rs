@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use std::fs;
 
+use crate::db::statindex::Stat;
 use crate::error::BuildError;
 use crate::format::lock::Lock;
 
@@ -51,30 +52,70 @@ impl Layout {
         }
     }
 
-    /// Every file of this output on disk, as output paths: the output folder's (without
-    /// `skills/` when the skills live elsewhere) and those of the skill folders in `owned`.
-    pub fn files_on_disk(&self, owned: &BTreeSet<String>) -> Result<Vec<String>, BuildError> {
+    /// Every file of this output on disk, as output paths (the output folder's, without
+    /// `skills/` when the skills live elsewhere, and those of the skill folders in `owned`), with
+    /// each file's stat: one walk, folders read in parallel.
+    pub fn stat_files_on_disk(
+        &self,
+        owned: &BTreeSet<String>,
+    ) -> Result<Vec<(String, Stat)>, BuildError> {
         let mut files = if self.out.is_dir() {
-            list_files(&self.out)?
+            walk_dir(&self.out, "", true)?
         } else {
             Vec::new()
         };
         if let Some(dir) = &self.skills_dir {
-            files.retain(|f| split_skill(f).is_none());
+            files.retain(|(f, _)| split_skill(f).is_none());
             for name in owned {
                 let folder = dir.join(name);
                 if folder.is_dir() {
-                    files.extend(
-                        list_files(&folder)?
-                            .into_iter()
-                            .map(|f| format!("{SKILLS}/{name}/{f}")),
-                    );
+                    files.extend(walk_dir(&folder, &format!("{SKILLS}/{name}/"), true)?);
                 }
             }
         }
-        files.sort();
-        Ok(files)
+        files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        Ok(files
+            .into_iter()
+            .map(|(f, s)| (f, s.unwrap_or_default()))
+            .collect())
     }
+}
+
+/// Files as output paths, with their stats when asked for.
+type Listing = Vec<(String, Option<Stat>)>;
+
+/// Every file under `dir`, as `prefix` + its `/`-separated path below `dir` (unsorted);
+/// subfolders are read in parallel.
+fn walk_dir(dir: &Path, prefix: &str, stat: bool) -> Result<Listing, BuildError> {
+    use rayon::prelude::*;
+    let mut files = Vec::new();
+    let mut dirs = Vec::new();
+    for entry in fs::read_dir(dir).map_err(|e| BuildError::io("cannot read", dir, e))? {
+        let entry = entry.map_err(|e| BuildError::io("cannot read", dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let kind = entry
+            .file_type()
+            .map_err(|e| BuildError::io("cannot read", entry.path(), e))?;
+        if kind.is_dir() {
+            dirs.push((entry.path(), format!("{prefix}{name}/")));
+        } else {
+            let meta = match stat {
+                true => {
+                    Some(Stat::of(&entry.metadata().map_err(|e| {
+                        BuildError::io("cannot read", entry.path(), e)
+                    })?))
+                }
+                false => None,
+            };
+            files.push((format!("{prefix}{name}"), meta));
+        }
+    }
+    let nested: Vec<Listing> = dirs
+        .par_iter()
+        .map(|(d, p)| walk_dir(d, p, stat))
+        .collect::<Result<_, _>>()?;
+    files.extend(nested.into_iter().flatten());
+    Ok(files)
 }
 
 /// `skills/<name>/<rest>` → `(name, rest)`.
@@ -93,29 +134,11 @@ pub fn skill_names<'a>(paths: impl IntoIterator<Item = &'a String>) -> BTreeSet<
 
 /// Lists every file below `dir` as relative `/`-separated paths.
 pub fn list_files(dir: &Path) -> Result<Vec<String>, BuildError> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in fs::read_dir(&d).map_err(|e| BuildError::io("cannot read", &d, e))? {
-            let entry = entry.map_err(|e| BuildError::io("cannot read", &d, e))?;
-            let p = entry.path();
-            if entry
-                .file_type()
-                .map_err(|e| BuildError::io("cannot read", &p, e))?
-                .is_dir()
-            {
-                stack.push(p);
-            } else {
-                let rel = p
-                    .strip_prefix(dir)
-                    .unwrap_or(&p)
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                out.push(rel);
-            }
-        }
-    }
-    out.sort();
+    let mut out: Vec<String> = walk_dir(dir, "", false)?
+        .into_iter()
+        .map(|(f, _)| f)
+        .collect();
+    out.sort_unstable();
     Ok(out)
 }
 

@@ -89,6 +89,26 @@ pub fn file_hash(bytes: &[u8]) -> String {
 }
 
 impl Lock {
+    /// The lock without its `sources` and `outputs` (the small part).
+    pub fn header(&self) -> Lock {
+        Lock {
+            c2s_version: self.c2s_version.clone(),
+            config_hash: self.config_hash.clone(),
+            prompt_versions: self.prompt_versions.clone(),
+            models: self.models.clone(),
+            embed: self.embed.clone(),
+            skills_dir: self.skills_dir.clone(),
+            built_from: self.built_from.clone(),
+            documents: self.documents,
+            levels: self.levels,
+            fallbacks: self.fallbacks,
+            planted_sentences: self.planted_sentences,
+            planted_documents: self.planted_documents,
+            sources: BTreeMap::new(),
+            outputs: BTreeMap::new(),
+        }
+    }
+
     /// Renders the lock as pretty JSON with a trailing newline.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("lock serializes") + "\n"

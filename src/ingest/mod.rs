@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::db::statindex::Stat;
 use crate::diag::Diagnostics;
 use crate::error::BuildError;
 use crate::ingest::graph::{Graph, SourceBytes};
@@ -78,6 +79,9 @@ impl Document {
 pub struct SourceFile {
     pub path: String,
     pub hash: String,
+    /// The file's stat, taken before its bytes were read (None when it could not be stat'ed).
+    #[serde(skip)]
+    pub stat: Option<Stat>,
 }
 
 /// The ingested corpus.
@@ -133,13 +137,13 @@ pub fn ingest(
 ) -> Result<Corpus, BuildError> {
     let include = Globs::new("include", opts.include)?;
     let exclude = Globs::new("exclude", opts.exclude)?;
-    let files = collect_files(opts, &include, &exclude, diags)?;
+    let files = collect_files(opts, &include, &exclude, diags, false)?;
     let supported: Vec<&Candidate> = files.iter().filter(|c| c.format.is_some()).collect();
-    let loaded: Vec<(SourceBytes, String, Diagnostics)> = supported
+    let loaded: Vec<(SourceBytes, (String, Option<Stat>), Diagnostics)> = supported
         .par_iter()
         .map(|c| {
             let mut d = Diagnostics::default();
-            let (bytes, hash) = read_bytes(c, opts, &mut d);
+            let (bytes, hash, stat) = read_bytes(c, opts, &mut d);
             let format = c.format.expect("supported");
             (
                 SourceBytes {
@@ -147,7 +151,7 @@ pub fn ingest(
                     format,
                     bytes,
                 },
-                hash,
+                (hash, stat),
                 d,
             )
         })
@@ -155,10 +159,11 @@ pub fn ingest(
     let mut corpus = Corpus::default();
     let mut sources = Vec::with_capacity(loaded.len());
     let mut load_warnings = Vec::with_capacity(loaded.len());
-    for (src, hash, d) in loaded {
+    for (src, (hash, stat), d) in loaded {
         corpus.sources.push(SourceFile {
             path: src.display.clone(),
             hash,
+            stat,
         });
         load_warnings.push(d);
         sources.push(src);
@@ -215,8 +220,8 @@ fn read_bytes(
     c: &Candidate,
     opts: &IngestOptions,
     d: &mut Diagnostics,
-) -> (Option<Vec<u8>>, String) {
-    let content = load(c, opts);
+) -> (Option<Vec<u8>>, String, Option<Stat>) {
+    let (content, stat) = load(c, opts);
     let hash = content.hash();
     let bytes = match content {
         Content::Unreadable(e) => {
@@ -236,7 +241,7 @@ fn read_bytes(
         }
         Content::Bytes(b) => Some(b),
     };
-    (bytes, hash)
+    (bytes, hash, stat)
 }
 
 /// Parses a file's bytes: binary check, UTF-8 decoding (lossy, with a warning), then the format.
@@ -273,30 +278,63 @@ impl Content {
     }
 }
 
-fn load(c: &Candidate, opts: &IngestOptions) -> Content {
+/// Reads a candidate, and its stat taken before the read (so that a write racing the read
+/// changes the stat the next build sees).
+fn load(c: &Candidate, opts: &IngestOptions) -> (Content, Option<Stat>) {
     match std::fs::metadata(&c.path) {
-        Err(e) => Content::Unreadable(e.to_string()),
-        Ok(m) if m.len() > opts.max_file_bytes => Content::TooLarge(m.len()),
-        Ok(_) => match std::fs::read(&c.path) {
-            Ok(b) => Content::Bytes(b),
-            Err(e) => Content::Unreadable(e.to_string()),
-        },
+        Err(e) => (Content::Unreadable(e.to_string()), None),
+        Ok(m) => (load_after(c, opts, &m), Some(Stat::of(&m))),
     }
 }
 
-/// Every source file the build would read, with the hash the manifest records, without parsing
-/// anything (what `c2s check` compares).
-pub fn scan_sources(opts: &IngestOptions) -> Result<Vec<SourceFile>, BuildError> {
+fn load_after(c: &Candidate, opts: &IngestOptions, m: &std::fs::Metadata) -> Content {
+    if m.len() > opts.max_file_bytes {
+        return Content::TooLarge(m.len());
+    }
+    match std::fs::read(&c.path) {
+        Ok(b) => Content::Bytes(b),
+        Err(e) => Content::Unreadable(e.to_string()),
+    }
+}
+
+/// A source file the build would read, and its stat (or why there is none).
+pub struct Found {
+    /// The path the manifest records.
+    pub display: String,
+    path: PathBuf,
+    pub stat: Result<Stat, String>,
+}
+
+impl Found {
+    /// The hash the manifest records: of the bytes, or of the reason they were not read (as a
+    /// build records it).
+    pub fn hash(&self, opts: &IngestOptions) -> String {
+        let content = match &self.stat {
+            Err(e) => Content::Unreadable(e.clone()),
+            Ok(s) if s.size > opts.max_file_bytes => Content::TooLarge(s.size),
+            Ok(_) => match std::fs::read(&self.path) {
+                Ok(b) => Content::Bytes(b),
+                Err(e) => Content::Unreadable(e.to_string()),
+            },
+        };
+        content.hash()
+    }
+}
+
+/// Every source file the build would read, stat'ed in parallel, without reading or parsing
+/// anything (what `c2s check` compares, stat first).
+pub fn find_sources(opts: &IngestOptions) -> Result<Vec<Found>, BuildError> {
     let include = Globs::new("include", opts.include)?;
     let exclude = Globs::new("exclude", opts.exclude)?;
     let mut quiet = Diagnostics::default();
-    let files = collect_files(opts, &include, &exclude, &mut quiet)?;
+    let files = collect_files(opts, &include, &exclude, &mut quiet, true)?;
     Ok(files
-        .par_iter()
+        .into_iter()
         .filter(|c| c.format.is_some())
-        .map(|c| SourceFile {
-            path: c.display.clone(),
-            hash: load(c, opts).hash(),
+        .map(|c| Found {
+            stat: c.stat.unwrap_or_else(|| Err("not stat'ed".into())),
+            display: c.display,
+            path: c.path,
         })
         .collect())
 }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use super::{Format, IngestOptions};
+use crate::db::statindex::Stat;
 use crate::diag::Diagnostics;
 use crate::error::BuildError;
 use crate::format::LOCK_FILE;
@@ -55,110 +56,182 @@ pub(super) struct Candidate {
     pub rel: String,
     pub ext: String,
     pub format: Option<Format>,
+    /// Its stat (following links), when the walk was asked for it.
+    pub stat: Option<Result<Stat, String>>,
 }
 
+/// What the walk met at one path: a file, or something to warn about.
+enum Met {
+    File(Candidate),
+    Warning(String, String),
+}
+
+/// The files of every corpus path, in path order (each root in turn), folders read in parallel;
+/// with `stat`, each file is stat'ed by the thread that found it.
 pub(super) fn collect_files(
     opts: &IngestOptions,
     include: &Globs,
     exclude: &Globs,
     diags: &mut Diagnostics,
+    stat: bool,
 ) -> Result<Vec<Candidate>, BuildError> {
-    let skip: Vec<PathBuf> = opts
-        .skip_dirs
-        .iter()
-        .filter_map(|d| std::fs::canonicalize(d).ok())
-        .collect();
+    let skip = Skip::new(&opts.skip_dirs);
     let mut out = Vec::new();
     for root in &opts.paths {
         if !root.exists() && root.symlink_metadata().is_err() {
             return Err(BuildError::MissingSource { path: root.clone() });
         }
         let mut walker = ignore::WalkBuilder::new(root);
-        walker
-            .follow_links(true)
-            .require_git(false)
-            .sort_by_file_path(|a, b| a.cmp(b));
+        walker.follow_links(true).require_git(false);
         let skip = skip.clone();
-        let outputs = std::sync::Arc::new(std::sync::Mutex::new(Vec::<PathBuf>::new()));
-        let found = outputs.clone();
+        let found = std::sync::Arc::new(std::sync::Mutex::new(Vec::<PathBuf>::new()));
+        let outputs = found.clone();
         walker.filter_entry(move |e| {
             if !e.file_type().is_some_and(|t| t.is_dir()) {
                 return true;
             }
-            let own = !skip.is_empty()
-                && std::fs::canonicalize(e.path()).is_ok_and(|c| skip.iter().any(|s| &c == s));
+            if skip.is(e.path()) {
+                return false;
+            }
             // Another c2s output is never read back as input.
-            let output = !own && e.depth() > 0 && e.path().join(LOCK_FILE).is_file();
+            let output = e.depth() > 0 && e.path().join(LOCK_FILE).is_file();
             if output {
                 found
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .push(e.path().to_path_buf());
             }
-            !own && !output
+            !output
         });
-        for entry in walker.build() {
-            let entry = match entry {
-                Ok(e) => e,
-                Err(e) => {
-                    let (file, msg) = walk_error(&e, &opts.display_base);
-                    diags.warn(file, None, msg);
-                    continue;
-                }
-            };
-            let path = entry.path();
-            let is_file = entry.file_type().is_some_and(|t| t.is_file());
-            if !is_file {
-                if entry.file_type().is_some_and(|t| !t.is_dir()) {
-                    diags.warn(
-                        display(path, &opts.display_base),
-                        None,
-                        "not a regular file (socket, FIFO or device); skipped",
-                    );
-                } else if entry.file_type().is_none() && entry.depth() > 0 {
-                    diags.warn(
-                        display(path, &opts.display_base),
-                        None,
-                        "unreadable entry; skipped",
-                    );
-                }
-                continue;
+        let met = std::sync::Mutex::new(Vec::<(PathBuf, Met)>::new());
+        let visit = |entry: Result<ignore::DirEntry, ignore::Error>| {
+            if let Some(m) = meet(entry, root, opts, include, exclude, stat) {
+                met.lock().unwrap_or_else(|p| p.into_inner()).push(m);
             }
-            let rel = path.strip_prefix(root).unwrap_or(path);
-            let rel = if rel.as_os_str().is_empty() {
-                Path::new(path.file_name().unwrap_or_default())
-            } else {
-                rel
-            };
-            if entry.depth() > 0 {
-                if !include.empty && !include.matches(rel) {
-                    continue;
-                }
-                if !exclude.empty && exclude.matches(rel) {
-                    continue;
-                }
+            ignore::WalkState::Continue
+        };
+        walker.build_parallel().run(|| Box::new(visit));
+        let mut met = met.into_inner().unwrap_or_else(|p| p.into_inner());
+        met.sort_unstable_by(|a, b| path_order(&a.0, &b.0));
+        for (_, m) in met {
+            match m {
+                Met::File(c) => out.push(c),
+                Met::Warning(file, msg) => diags.warn(file, None, msg),
             }
-            let ext = path
-                .extension()
-                .map(|e| e.to_string_lossy().to_ascii_lowercase())
-                .unwrap_or_default();
-            out.push(Candidate {
-                path: path.to_path_buf(),
-                display: display(path, &opts.display_base),
-                rel: rel.to_string_lossy().replace('\\', "/"),
-                format: Format::from_extension(&ext),
-                ext,
-            });
         }
-        for dir in outputs.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+        let mut outputs = std::mem::take(&mut *outputs.lock().unwrap_or_else(|p| p.into_inner()));
+        outputs.sort();
+        for dir in outputs {
             diags.warn(
-                display(dir, &opts.display_base),
+                display(&dir, &opts.display_base),
                 None,
                 format!("holds a {LOCK_FILE}: a c2s output, not a source; skipped"),
             );
         }
     }
     Ok(out)
+}
+
+/// The order of a sorted walk (`Path`'s, component by component), as a byte comparison in which
+/// the separator sorts first: no path is split into components.
+fn path_order(a: &Path, b: &Path) -> std::cmp::Ordering {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let key = |c: u8| if c == b'/' { 0 } else { c };
+        let (a, b) = (a.as_os_str().as_bytes(), b.as_os_str().as_bytes());
+        a.iter().map(|&c| key(c)).cmp(b.iter().map(|&c| key(c)))
+    }
+    #[cfg(not(unix))]
+    {
+        a.cmp(b)
+    }
+}
+
+/// The folders a walk never enters (the output, the cache), known by device and inode.
+#[derive(Clone)]
+struct Skip(std::sync::Arc<Vec<PathBuf>>);
+
+impl Skip {
+    fn new(dirs: &[PathBuf]) -> Skip {
+        Skip(std::sync::Arc::new(
+            dirs.iter()
+                .filter_map(|d| std::fs::canonicalize(d).ok())
+                .collect(),
+        ))
+    }
+
+    fn is(&self, dir: &Path) -> bool {
+        if self.0.is_empty() {
+            return false;
+        }
+        // A folder of another name is not the output: the common case costs no system call.
+        let name = dir.file_name();
+        if !self.0.iter().any(|s| s.file_name() == name) {
+            return false;
+        }
+        std::fs::canonicalize(dir).is_ok_and(|c| self.0.contains(&c))
+    }
+}
+
+/// What one walk entry is.
+fn meet(
+    entry: Result<ignore::DirEntry, ignore::Error>,
+    root: &Path,
+    opts: &IngestOptions,
+    include: &Globs,
+    exclude: &Globs,
+    stat: bool,
+) -> Option<(PathBuf, Met)> {
+    let entry = match entry {
+        Ok(e) => e,
+        Err(e) => {
+            let (file, msg) = walk_error(&e, &opts.display_base);
+            return Some((PathBuf::from(&file), Met::Warning(file, msg)));
+        }
+    };
+    let path = entry.path();
+    let kind = entry.file_type();
+    if kind.is_some_and(|t| t.is_dir()) {
+        return None;
+    }
+    if !kind.is_some_and(|t| t.is_file()) {
+        let msg = match kind {
+            Some(_) => "not a regular file (socket, FIFO or device); skipped",
+            None if entry.depth() > 0 => "unreadable entry; skipped",
+            None => return None,
+        };
+        let file = display(path, &opts.display_base);
+        return Some((path.to_path_buf(), Met::Warning(file, msg.into())));
+    }
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    let rel = if rel.as_os_str().is_empty() {
+        Path::new(path.file_name().unwrap_or_default())
+    } else {
+        rel
+    };
+    if entry.depth() > 0
+        && ((!include.empty && !include.matches(rel)) || (!exclude.empty && exclude.matches(rel)))
+    {
+        return None;
+    }
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let c = Candidate {
+        path: path.to_path_buf(),
+        display: display(path, &opts.display_base),
+        rel: rel.to_string_lossy().replace('\\', "/"),
+        format: Format::from_extension(&ext),
+        stat: stat.then(|| {
+            std::fs::metadata(path)
+                .map(|m| Stat::of(&m))
+                .map_err(|e| e.to_string())
+        }),
+        ext,
+    };
+    Some((path.to_path_buf(), Met::File(c)))
 }
 
 /// Describes a walk error (symlink loop, permission denied, broken link) with its path.

@@ -221,7 +221,7 @@ fn build_on(
     };
     if !opts.full
         && !opts.dry_run
-        && let Some(report) = up_to_date(opts, backends, start)?
+        && let Some(report) = crate::pipeline::shortcut::up_to_date(opts, backends, start)?
     {
         return Ok(report);
     }
@@ -230,6 +230,7 @@ fn build_on(
         timings: BTreeMap::new(),
     };
     let mut diags = Diagnostics::default();
+    let stat_taken = crate::db::statindex::now_ns();
     let corpus = ingest::ingest(&ingest_opts, graph, &mut diags)?;
     for w in &diags.warnings {
         progress.warning(&w.to_string());
@@ -324,7 +325,7 @@ fn build_on(
     let ctx = render::Ctx::new(&tree, docs, &cards);
     let state = crate::pipeline::state::render(&cfg.tree_hash(), docs, &exec.kept);
     exec.kept = Vec::new();
-    let (files, platform, navigation_files) = crate::pipeline::emit::render_files(
+    let (files, lock, platform, navigation_files) = crate::pipeline::emit::render_files(
         &ctx,
         &vectors,
         opts,
@@ -361,6 +362,23 @@ fn build_on(
         // The rendered files (navigation, indexes, the lock) are large at a million documents:
         // freed before the records are serialized.
         drop(files);
+        let recorded = crate::pipeline::statscan::record_build(
+            &opts.loaded,
+            &opts.out_dir,
+            &lock,
+            &corpus.sources,
+            stat_taken,
+        );
+        if let Err(e) = recorded {
+            let msg = format!("{e}; the next build hashes every file again");
+            progress.warning(&msg);
+            diags.warn(
+                crate::paths::display(&memo_path, &opts.display_base),
+                None,
+                msg,
+            );
+        }
+        drop(lock);
         save_records(&memo, &opts.out_dir, &exec)?;
         w
     };
@@ -389,67 +407,6 @@ fn build_on(
         batch: None,
         dry_run: opts.dry_run.then(|| exec.misses().to_vec()),
     })
-}
-
-/// The make-like shortcut: when `c2s check` would say "fresh", nothing runs at all.
-fn up_to_date(
-    opts: &BuildOptions,
-    backends: &Backends,
-    start: Instant,
-) -> Result<Option<BuildReport>, BuildError> {
-    let st =
-        crate::pipeline::freshness::staleness(&opts.loaded, &opts.out_dir, &opts.display_base)?;
-    let Some(lock) =
-        crate::pipeline::freshness::read_lock(&opts.out_dir)?.filter(|_| st.is_fresh())
-    else {
-        return Ok(None);
-    };
-    let models = crate::pipeline::emit::lock_models(backends);
-    if lock.models != models || lock.fallbacks > 0 {
-        return Ok(None);
-    }
-    let nav = lock
-        .outputs
-        .keys()
-        .filter(|k| k.ends_with("/SKILL.md") || k.ends_with("/INDEX.md"))
-        .filter(|k| !k.contains("/docs/"))
-        .count();
-    let skills = lock
-        .outputs
-        .keys()
-        .filter(|k| k.ends_with("/SKILL.md"))
-        .count();
-    Ok(Some(BuildReport {
-        output: crate::paths::display(&opts.out_dir, &opts.display_base),
-        documents: lock.documents,
-        sources: lock.sources.len(),
-        levels: lock.levels,
-        skills,
-        navigation_files: nav,
-        warnings: 0,
-        seconds: start.elapsed().as_secs_f64(),
-        kmeans_device: backends.kmeans_used(),
-        embed_device: "not used".into(),
-        llm_usage: BTreeMap::new(),
-        tree: TreeMode::UpToDate,
-        stages: BTreeMap::new(),
-        timings: BTreeMap::new(),
-        files: WriteStats {
-            written: 0,
-            unchanged: lock.outputs.len() + 1,
-            removed: 0,
-            replaced_edits: Vec::new(),
-        },
-        platform: crate::pipeline::freshness::platform(&opts.out_dir, &lock),
-        warning_list: Vec::new(),
-        planted: Planted {
-            sentences: lock.planted_sentences,
-            documents: lock.planted_documents,
-        },
-        seeded: 0,
-        batch: None,
-        dry_run: None,
-    }))
 }
 
 /// Warm start from the previous tree when possible; otherwise the level loop from scratch.

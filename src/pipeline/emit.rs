@@ -42,8 +42,8 @@ fn prompt_versions(b: &Backends) -> BTreeMap<String, String> {
 }
 
 /// Every output file (navigation and document files, documents.json, the serving data, the
-/// entity indexes, the state file, c2s.lock), their sizes against the platform's limits, and the number of
-/// navigation files.
+/// entity indexes, the state file, c2s.lock), the lock itself, their sizes against the platform's
+/// limits, and the number of navigation files.
 pub(crate) fn render_files<'a>(
     ctx: &'a render::Ctx,
     vectors: &'a embed::DocVectors,
@@ -51,7 +51,7 @@ pub(crate) fn render_files<'a>(
     backends: &Backends,
     sources: &[ingest::SourceFile],
     (fallbacks, state): (usize, Vec<u8>),
-) -> (Files<'a>, PlatformReport, usize) {
+) -> (Files<'a>, Lock, PlatformReport, usize) {
     use rayon::prelude::*;
     let cfg = &opts.loaded.config;
     let index = enrich::entity_index(ctx.tree, ctx.docs, ctx.cards);
@@ -104,10 +104,9 @@ pub(crate) fn render_files<'a>(
     };
     let platform = limits::measure(files.keys().map(String::as_str).zip(sizes));
     files.insert(LOCK_FILE.into(), lock.to_json().into_bytes().into());
-    drop(lock);
     // The publish manifest belongs to `c2s publish`: a build keeps it as it is.
     if let Ok(m) = std::fs::read(opts.out_dir.join(crate::format::PUBLISH_FILE)) {
         files.insert(crate::format::PUBLISH_FILE.into(), m.into());
     }
-    (files, platform, navigation_files)
+    (files, lock, platform, navigation_files)
 }

@@ -1,16 +1,18 @@
-//! `c2s check`: is the committed output fresh? Answered from `c2s.lock` alone: no cache, no
-//! network, no LLM; sources and outputs are hashed and compared with the manifest.
+//! `c2s check`: is the committed output fresh? Answered from `c2s.lock` alone: no memo, no
+//! network, no LLM; sources and outputs are compared with the manifest, stat first (a file whose
+//! stat the cache folder's stat index knows is not read again; `statscan`).
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use serde::Serialize;
 
+use super::statscan;
 use crate::config::Loaded;
+use crate::db::statindex::{StatIndex, now_ns};
 use crate::error::BuildError;
-use crate::format::lock::{Lock, file_hash};
-use crate::format::{LOCK_FILE, Layout, skill_names};
-use crate::ingest::{IngestOptions, scan_sources};
+use crate::format::lock::Lock;
+use crate::format::{LOCK_FILE, Layout};
+use crate::ingest::{IngestOptions, find_sources};
 
 /// Everything that makes the output stale.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
@@ -57,74 +59,98 @@ pub fn read_lock(out: &Path) -> Result<Option<Lock>, BuildError> {
     }
 }
 
-/// Compares the current sources, config and output files with the manifest.
-pub fn staleness(
-    loaded: &Loaded,
-    out: &Path,
-    display_base: &Path,
-) -> Result<Staleness, BuildError> {
-    let cfg = &loaded.config;
-    let opts = IngestOptions::from_config(loaded, out, display_base);
-    let mut st = Staleness::default();
-    let now: BTreeMap<String, String> = scan_sources(&opts)?
-        .into_iter()
-        .map(|s| (s.path, s.hash))
-        .collect();
-    let Some(lock) = read_lock(out)? else {
-        return Ok(Staleness {
-            no_lock: true,
-            ..Staleness::default()
-        });
-    };
-    diff(
-        &lock.sources,
-        &now,
-        &mut st.sources_added,
-        &mut st.sources_modified,
-        &mut st.sources_deleted,
-    );
-    let layout = Layout::of_lock(out, &lock);
-    let on_disk: BTreeSet<String> = layout
-        .files_on_disk(&skill_names(lock.outputs.keys()))?
-        .into_iter()
-        .filter(|f| f != LOCK_FILE && f != crate::format::PUBLISH_FILE)
-        .collect();
-    for (path, hash) in &lock.outputs {
-        match std::fs::read(layout.path(path)) {
-            Ok(bytes) if &file_hash(&bytes) == hash => {}
-            Ok(_) => st.outputs_modified.push(path.clone()),
-            Err(_) => st.outputs_missing.push(path.clone()),
-        }
-    }
-    st.outputs_unexpected = on_disk
-        .into_iter()
-        .filter(|f| !lock.outputs.contains_key(f))
-        .collect();
-    st.config_changed = lock.config_hash != cfg.hash(&loaded.base_dir);
-    let wanted = cfg.output.skills_dir.as_ref().map(|d| loaded.resolve(d));
-    st.skills_dir_changed = Layout::new(out, wanted) != layout;
-    let running = env!("CARGO_PKG_VERSION");
-    if lock.c2s_version != running {
-        st.version_changed = Some((lock.c2s_version.clone(), running.to_string()));
-    }
-    Ok(st)
+/// What `check` and the up-to-date shortcut learn about an output.
+#[derive(Debug)]
+pub struct Examined {
+    pub staleness: Staleness,
+    /// The output's manifest without its `sources` and `outputs`, if it has one.
+    pub lock: Option<Lock>,
+    /// The output files of the lock that are on disk, with their sizes.
+    pub outputs: Vec<(String, u64)>,
+    /// How many sources the lock lists.
+    pub sources: usize,
+    /// Source and output files whose bytes were read (the rest were known by their stat).
+    pub hashed: usize,
 }
 
-fn diff(
-    old: &BTreeMap<String, String>,
-    new: &BTreeMap<String, String>,
-    added: &mut Vec<String>,
-    modified: &mut Vec<String>,
-    deleted: &mut Vec<String>,
-) {
-    for (p, h) in new {
-        match old.get(p) {
-            None => added.push(p.clone()),
-            Some(o) if o != h => modified.push(p.clone()),
-            _ => {}
-        }
+impl Examined {
+    /// The platform limits report of the output on disk (None without a lock).
+    pub fn platform(&self) -> Option<crate::format::limits::PlatformReport> {
+        self.lock.as_ref()?;
+        Some(crate::format::limits::measure(
+            self.outputs.iter().map(|(k, n)| (k.as_str(), *n)),
+        ))
     }
-    deleted.extend(old.keys().filter(|p| !new.contains_key(*p)).cloned());
+}
+
+/// Compares the current sources, config and output files with the manifest, stat first: a
+/// source or output whose stat the index in the cache folder knows is not read (its recorded
+/// hash is compared); the rest are hashed, and the index learns them.
+pub fn examine(loaded: &Loaded, out: &Path, display_base: &Path) -> Result<Examined, BuildError> {
+    let cfg = &loaded.config;
+    let opts = IngestOptions::from_config(loaded, out, display_base);
+    let taken = now_ns();
+    let index_path = statscan::index_path(loaded, out);
+    let mut index = StatIndex::read(&index_path);
+    // Walked first: a corpus path that does not exist is an error, built or not.
+    let mut found = find_sources(&opts)?;
+    found.sort_unstable_by(|a, b| a.display.cmp(&b.display));
+    let Some(lock) = statscan::lock_header(out, &mut index, taken)? else {
+        return Ok(Examined {
+            staleness: Staleness {
+                no_lock: true,
+                ..Staleness::default()
+            },
+            lock: None,
+            outputs: Vec::new(),
+            sources: 0,
+            hashed: 0,
+        });
+    };
+    let walked = found
+        .iter()
+        .map(|f| statscan::Walked {
+            path: f.display.clone(),
+            stat: f.stat.as_ref().ok().copied(),
+        })
+        .collect();
+    let by_path = |p: &str| {
+        let i = found.binary_search_by(|f| f.display.as_str().cmp(p)).ok()?;
+        Some(found[i].hash(&opts))
+    };
+    let sources = statscan::refresh(&mut index.sources, walked, by_path, true, taken);
+    let outputs = statscan::compare_outputs(out, &lock, &mut index, taken)?;
+    let st = Staleness {
+        no_lock: false,
+        config_changed: lock.config_hash != cfg.hash(&loaded.base_dir),
+        skills_dir_changed: {
+            let wanted = cfg.output.skills_dir.as_ref().map(|d| loaded.resolve(d));
+            Layout::new(out, wanted) != Layout::of_lock(out, &lock)
+        },
+        version_changed: (lock.c2s_version != env!("CARGO_PKG_VERSION")).then(|| {
+            (
+                lock.c2s_version.clone(),
+                env!("CARGO_PKG_VERSION").to_string(),
+            )
+        }),
+        sources_added: sources.added,
+        sources_modified: sources.modified,
+        sources_deleted: sources.gone,
+        outputs_modified: outputs.modified,
+        outputs_missing: outputs.gone,
+        outputs_unexpected: outputs.added,
+    };
+    if sources.changed || outputs.changed {
+        // Only a shortcut for the next run: a cache folder that cannot be written costs time.
+        let _ = index.write(&index_path);
+    }
+    Ok(Examined {
+        staleness: st,
+        lock: Some(lock),
+        outputs: outputs.sizes,
+        sources: sources.locked,
+        hashed: sources.hashed + outputs.hashed,
+    })
 }
 
 /// The human-readable report: one line per finding, then the fix.
@@ -162,18 +188,4 @@ pub fn render(st: &Staleness, out: &str, fix: &str) -> String {
     }
     s.push_str(&format!("help: run `{fix}` and commit the result\n"));
     s
-}
-
-/// The platform limits report of a built output, from its files on disk.
-pub fn platform(out: &Path, lock: &Lock) -> crate::format::limits::PlatformReport {
-    let layout = Layout::of_lock(out, lock);
-    let sizes: Vec<(&str, u64)> = lock
-        .outputs
-        .keys()
-        .map(|k| {
-            let len = std::fs::metadata(layout.path(k)).map_or(0, |m| m.len());
-            (k.as_str(), len)
-        })
-        .collect();
-    crate::format::limits::measure(sizes)
 }

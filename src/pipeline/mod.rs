@@ -1,5 +1,6 @@
 //! Build orchestration and its state: the build itself (`build`, and `batched` for batch
-//! inference), the configured backends, the memo records a build keeps, freshness (`c2s check`),
+//! inference), the configured backends, the memo records a build keeps, freshness (`c2s check`, stat first through
+//! `statscan`) and the up-to-date `shortcut`,
 //! output writing and memo garbage collection.
 
 pub mod backends;
@@ -10,4 +11,6 @@ pub mod freshness;
 pub mod gc;
 pub mod output;
 pub mod records;
+pub mod shortcut;
 pub mod state;
+pub mod statscan;

@@ -31,4 +31,5 @@ mod serve;
 mod skill_pack;
 mod skills_server;
 mod state;
+mod statfirst;
 mod watch;

@@ -1,0 +1,66 @@
+//! The make-like shortcut of `c2s build`: when `c2s check` would say "fresh" (and the models
+//! are those of the lock, with no fallback to ask again), nothing runs and nothing is written.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use super::backends::Backends;
+use super::build::{BuildOptions, BuildReport, Planted, TreeMode};
+use crate::error::BuildError;
+use crate::pipeline::output::WriteStats;
+
+/// The make-like shortcut: when `c2s check` would say "fresh", nothing runs at all.
+pub(crate) fn up_to_date(
+    opts: &BuildOptions,
+    backends: &Backends,
+    start: Instant,
+) -> Result<Option<BuildReport>, BuildError> {
+    let seen =
+        crate::pipeline::freshness::examine(&opts.loaded, &opts.out_dir, &opts.display_base)?;
+    let platform = seen.platform();
+    let Some(lock) = seen.lock.as_ref().filter(|_| seen.staleness.is_fresh()) else {
+        return Ok(None);
+    };
+    let models = crate::pipeline::emit::lock_models(backends);
+    if lock.models != models || lock.fallbacks > 0 {
+        return Ok(None);
+    }
+    // Fresh: the output files on disk are the lock's.
+    let outputs = || seen.outputs.iter().map(|(k, _)| k);
+    let nav = outputs()
+        .filter(|k| k.ends_with("/SKILL.md") || k.ends_with("/INDEX.md"))
+        .filter(|k| !k.contains("/docs/"))
+        .count();
+    let skills = outputs().filter(|k| k.ends_with("/SKILL.md")).count();
+    Ok(Some(BuildReport {
+        output: crate::paths::display(&opts.out_dir, &opts.display_base),
+        documents: lock.documents,
+        sources: seen.sources,
+        levels: lock.levels,
+        skills,
+        navigation_files: nav,
+        warnings: 0,
+        seconds: start.elapsed().as_secs_f64(),
+        kmeans_device: backends.kmeans_used(),
+        embed_device: "not used".into(),
+        llm_usage: BTreeMap::new(),
+        tree: TreeMode::UpToDate,
+        stages: BTreeMap::new(),
+        timings: BTreeMap::new(),
+        files: WriteStats {
+            written: 0,
+            unchanged: seen.outputs.len() + 1,
+            removed: 0,
+            replaced_edits: Vec::new(),
+        },
+        platform: platform.unwrap_or_default(),
+        warning_list: Vec::new(),
+        planted: Planted {
+            sentences: lock.planted_sentences,
+            documents: lock.planted_documents,
+        },
+        seeded: 0,
+        batch: None,
+        dry_run: None,
+    }))
+}

@@ -1,0 +1,224 @@
+//! Stat-first change detection (the stat index in the cache folder): a touched file is not
+//! rebuilt, an edit hidden behind a restored mtime is still found, `check` agrees with a full
+//! hash comparison, and a long edit sequence gives the same output as full scans.
+
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use crate::common::{c2s, contents, ok, synth_corpus};
+
+/// Past the index's 50 ms racy window: stats taken after this are trusted.
+fn settle() {
+    std::thread::sleep(Duration::from_millis(120));
+}
+
+fn build(dir: &Path, out: &str) -> serde_json::Value {
+    let args = ["build", "c", "--out", out, "-q", "--json", "--set", "K=4"];
+    serde_json::from_str(&ok(dir, &args)).unwrap()
+}
+
+fn check(dir: &Path, out: &str) -> serde_json::Value {
+    let o = c2s(dir, &["check", "c", "--out", out, "--json", "--set", "K=4"]);
+    assert!(o.status.code().is_some_and(|c| c < 2), "{o:?}");
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn index_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir.join("cache"))
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "index"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Sets a file's modification time.
+fn set_mtime(path: &Path, t: SystemTime) {
+    let f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    f.set_modified(t).unwrap();
+}
+
+fn setup(n: usize) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    synth_corpus(&tmp.path().join("c"), n, 3, 5);
+    settle();
+    build(tmp.path(), "o");
+    settle();
+    // The first check reads what the build wrote last (its stats were racy) and learns them.
+    assert_eq!(check(tmp.path(), "o")["fresh"], true);
+    settle();
+    tmp
+}
+
+#[test]
+fn a_known_stat_is_not_read_and_a_touched_file_rebuilds_nothing() {
+    let tmp = setup(24);
+    let d = tmp.path();
+    assert_eq!(
+        index_files(d).len(),
+        1,
+        "one stat index in the cache folder"
+    );
+    let again = check(d, "o");
+    assert_eq!(again["fresh"], true);
+    assert_eq!(again["hashed"], 0, "every stat known: no file read");
+
+    let before = contents(&d.join("o"));
+    set_mtime(&d.join("c/doc-00003.md"), SystemTime::now());
+    settle();
+    let touched = check(d, "o");
+    assert_eq!(touched["fresh"], true, "same bytes, new mtime: unchanged");
+    assert_eq!(touched["hashed"], 1, "only the touched file is read");
+    set_mtime(&d.join("c/doc-00004.md"), SystemTime::now());
+    let report = build(d, "o");
+    assert_eq!(report["tree"]["kind"], "up_to_date", "{report}");
+    assert_eq!(report["files"]["written"], 0);
+    assert!(report["stages"].as_object().unwrap().is_empty());
+    assert_eq!(contents(&d.join("o")), before, "nothing written");
+}
+
+#[test]
+fn an_edit_behind_a_restored_mtime_is_found() {
+    let tmp = setup(24);
+    let d = tmp.path();
+    let doc = d.join("c/doc-00005.md");
+    let meta = std::fs::metadata(&doc).unwrap();
+    let text = std::fs::read_to_string(&doc).unwrap();
+    // Same length, same mtime, same inode: only the change time moved.
+    let half = text.len() / 2;
+    let i = half + text[half..].find('e').expect("an e in the second half");
+    let edited = format!("{}Q{}", &text[..i], &text[i + 1..]);
+    assert_eq!(edited.len(), text.len());
+    std::fs::write(&doc, &edited).unwrap();
+    set_mtime(&doc, meta.modified().unwrap());
+    assert_eq!(std::fs::metadata(&doc).unwrap().len(), meta.len());
+    let st = check(d, "o");
+    assert_eq!(st["fresh"], false);
+    assert_eq!(st["sources_modified"], serde_json::json!(["doc-00005.md"]));
+    let report = build(d, "o");
+    assert_eq!(report["tree"]["kind"], "warm", "{report}");
+    assert_eq!(report["stages"]["card"]["computed"], 1, "{report}");
+
+    // A file set back in time (`touch -d`): a new size and an old mtime.
+    let doc = d.join("c/doc-00006.md");
+    std::fs::write(&doc, "# Moved back\n\nA rewritten page about telescopes.\n").unwrap();
+    set_mtime(
+        &doc,
+        SystemTime::UNIX_EPOCH + Duration::from_secs(946_684_800),
+    );
+    let st = check(d, "o");
+    assert_eq!(st["sources_modified"], serde_json::json!(["doc-00006.md"]));
+    let report = build(d, "o");
+    assert_eq!(report["stages"]["card"]["computed"], 1, "{report}");
+    assert_eq!(check(d, "o")["fresh"], true);
+}
+
+#[test]
+fn check_agrees_with_a_full_hash_comparison() {
+    let tmp = setup(30);
+    let d = tmp.path();
+    set_mtime(&d.join("c/doc-00001.md"), SystemTime::now());
+    std::fs::write(d.join("c/doc-00002.md"), "# Edited\n\nNew words.\n").unwrap();
+    std::fs::write(d.join("c/zz-added.md"), "# Added\n\nA new page.\n").unwrap();
+    std::fs::remove_file(d.join("c/doc-00003.md")).unwrap();
+    let skill = std::fs::read_dir(d.join("o/skills"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut t = std::fs::read_to_string(skill.join("SKILL.md")).unwrap();
+    t.push_str("hand edit\n");
+    std::fs::write(skill.join("SKILL.md"), t).unwrap();
+    std::fs::remove_file(d.join("o/entity_index.json")).unwrap();
+    settle();
+    let fast = check(d, "o");
+    assert!(fast["hashed"].as_u64().unwrap() < 8, "stat first: {fast}");
+    for f in index_files(d) {
+        std::fs::remove_file(f).unwrap();
+    }
+    let full = check(d, "o");
+    assert!(full["hashed"].as_u64().unwrap() > 30, "no index: {full}");
+    let strip = |mut v: serde_json::Value| {
+        v.as_object_mut().unwrap().remove("hashed");
+        v
+    };
+    assert_eq!(strip(fast.clone()), strip(full));
+    assert_eq!(
+        fast["sources_modified"],
+        serde_json::json!(["doc-00002.md"])
+    );
+    assert_eq!(fast["sources_added"], serde_json::json!(["zz-added.md"]));
+    assert_eq!(fast["sources_deleted"], serde_json::json!(["doc-00003.md"]));
+    assert_eq!(
+        fast["outputs_missing"],
+        serde_json::json!(["entity_index.json"])
+    );
+    assert_eq!(fast["outputs_modified"].as_array().unwrap().len(), 1);
+    // The learned index answers the same again.
+    assert_eq!(strip(check(d, "o")), strip(fast));
+}
+
+#[test]
+fn a_hundred_edits_give_the_output_of_full_scans() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    synth_corpus(&d.join("c"), 12, 3, 8);
+    // `full` keeps its memo and stat index in a cache of its own, and loses the index before
+    // each build: every source and output is hashed, as before the stat index.
+    let full_cache = d.join("full-cache");
+    let full_set = format!("cache.path={}", full_cache.join("c2s.sqlite").display());
+    let build_full = || {
+        for f in std::fs::read_dir(&full_cache)
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if f.path().extension().is_some_and(|e| e == "index") {
+                std::fs::remove_file(f.path()).unwrap();
+            }
+        }
+        let args = [
+            "build", "c", "--out", "full", "-q", "--set", "K=4", "--set", &full_set,
+        ];
+        ok(d, &args);
+    };
+    for step in 0..100 {
+        let f = d.join(format!("c/doc-{:05}.md", step % 12));
+        // Each build sees four edits of one kind, so a kind the fast path missed shows alone.
+        match step / 4 % 4 {
+            // An edit, a touch, a same-size edit with its mtime put back, and an addition.
+            0 => {
+                let mut t = std::fs::read_to_string(&f).unwrap();
+                t.push_str(&format!("\nStep {step} adds a note on orbits.\n"));
+                std::fs::write(&f, t).unwrap();
+            }
+            1 => set_mtime(&f, SystemTime::now()),
+            2 => {
+                let old = std::fs::metadata(&f).unwrap().modified().unwrap();
+                let t = std::fs::read_to_string(&f).unwrap();
+                std::fs::write(&f, t.replacen('a', "e", 1)).unwrap();
+                set_mtime(&f, old);
+            }
+            _ => std::fs::write(
+                d.join(format!("c/extra-{}.md", step % 3)),
+                format!("# Extra {step}\n\nA page about comets, version {step}.\n"),
+            )
+            .unwrap(),
+        }
+        // Four edits per build: the stat-first path of `fast` must see each of them.
+        if step % 4 != 3 {
+            continue;
+        }
+        build(d, "fast");
+        build_full();
+        let again = build(d, "fast");
+        assert_eq!(again["tree"]["kind"], "up_to_date", "step {step}: {again}");
+        assert_eq!(
+            contents(&d.join("fast")),
+            contents(&d.join("full")),
+            "step {step}"
+        );
+    }
+}
