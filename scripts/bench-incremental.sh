@@ -10,8 +10,13 @@ n="${1:-10000}"
 runs="${RUNS:-5}"
 work="${BENCH_DIR:-target/bench}"
 mkdir -p "$work"
-cargo build --release --quiet
-bin="$PWD/target/release/c2s"
+# C2S_BIN runs another binary (a build of an older commit, for before/after figures).
+if [ -n "${C2S_BIN:-}" ]; then
+  bin="$(realpath "$C2S_BIN")"
+else
+  cargo build --release --quiet
+  bin="$PWD/target/release/c2s"
+fi
 corpus="$work/synth-inc-$n"
 rm -rf "$corpus"
 python3 scripts/gen_synth.py "$n" "$corpus"
