@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 mod embed;
 mod endpoint;
 mod error;
+mod host;
 mod llm;
 mod load;
 mod set;
@@ -16,6 +17,7 @@ pub use load::Loaded;
 
 pub use embed::*;
 pub use endpoint::Limits;
+pub use host::{BYTES_PER_TOKEN, Host, HostLimits};
 pub use llm::*;
 
 /// The whole configuration. Every section has defaults, so an empty file is valid.
@@ -42,8 +44,11 @@ fn is_default_judge(j: &JudgeConfig) -> bool {
 }
 
 /// Bytes of one skill upload to the Claude Skills API (all files together): the default of
-/// `publish.max_skill_bytes` and the limit `check` and `build` report against.
-pub const MAX_SKILL_BYTES: u64 = 8 * 1024 * 1024;
+/// `publish.max_skill_bytes` (the API's documented 30 MB).
+pub const MAX_SKILL_BYTES: u64 = 30_000_000;
+
+/// Files of one skill upload the Claude Skills API and claude.ai accept.
+pub const MAX_SKILL_FILES: usize = 200;
 
 /// `[publish]`: where `c2s publish` uploads the top-level skills.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -56,8 +61,10 @@ pub struct PublishConfig {
     pub base_url: Option<String>,
     /// Prepended to each skill's display title (e.g. `"docs: "`).
     pub display_prefix: String,
-    /// Bytes one skill upload may hold (the Claude Skills API accepts 8 MiB).
+    /// Bytes one skill upload may hold (the Claude Skills API accepts 30 MB).
     pub max_skill_bytes: u64,
+    /// Files one skill upload may hold (the Claude Skills API and claude.ai accept 200).
+    pub max_skill_files: usize,
     pub limits: Limits,
 }
 
@@ -77,6 +84,7 @@ impl Default for PublishConfig {
             base_url: None,
             display_prefix: String::new(),
             max_skill_bytes: MAX_SKILL_BYTES,
+            max_skill_files: MAX_SKILL_FILES,
             limits: Limits {
                 concurrency: 1,
                 ..Limits::default()
@@ -141,6 +149,22 @@ pub struct OutputConfig {
     /// other skills, such as `.claude/skills`); relative to the config file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skills_dir: Option<PathBuf>,
+    /// The host the output must fit (`all`: every host at once).
+    pub host: Host,
+    /// Limits that replace the host's, one by one.
+    #[serde(skip_serializing_if = "is_no_limit")]
+    pub limits: HostLimits,
+}
+
+fn is_no_limit(l: &HostLimits) -> bool {
+    *l == HostLimits::default()
+}
+
+impl OutputConfig {
+    /// The limits the output is measured against: the host's, with `[output.limits]` applied.
+    pub fn limits(&self) -> HostLimits {
+        self.host.limits().with(&self.limits)
+    }
 }
 
 /// The tree knobs of the method (DESIGN.md §1).
@@ -221,6 +245,8 @@ impl Default for OutputConfig {
         OutputConfig {
             dir: PathBuf::from("c2s-out"),
             skills_dir: None,
+            host: Host::default(),
+            limits: HostLimits::default(),
         }
     }
 }
@@ -229,7 +255,7 @@ impl Default for TreeConfig {
     fn default() -> Self {
         TreeConfig {
             p: 10,
-            k: 10,
+            k: 8,
             tau: 0.05,
             max_stubs: None,
             min_cluster_size: 3,
@@ -298,14 +324,14 @@ impl Config {
 mod tests {
     use super::*;
 
-    /// The default config's hash, as c2s wrote it before `kmeans.gpu_min_work` existed: a new
-    /// setting at its default must not make every existing output stale.
+    /// The default config's hash (since the default `K` became 8): a new setting at its default
+    /// must not make every existing output stale.
     #[test]
     fn the_default_config_hash_survives_new_settings() {
         let base = Path::new("/project");
-        assert_eq!(Config::default().hash(base), "3275d4235ae34bcc");
+        assert_eq!(Config::default().hash(base), "13145336adf70942");
         let mut c = Config::default();
         c.kmeans.gpu_min_work = 0;
-        assert_ne!(c.hash(base), "3275d4235ae34bcc");
+        assert_ne!(c.hash(base), "13145336adf70942");
     }
 }

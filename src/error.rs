@@ -16,6 +16,17 @@ pub enum BuildError {
     )]
     EmptyCorpus { paths: String },
     #[error(
+        "{documents} documents of {bytes} bytes cannot fit {host}: at most {skills} skills of {per_skill} bytes each hold {capacity} bytes; nothing was built\n  help: split the corpus into several outputs, or set [output] host = \"claude-code\" or \"files\" if the output is not uploaded (or raise output.limits.bytes_per_skill)"
+    )]
+    DoesNotFit {
+        documents: usize,
+        bytes: u64,
+        host: String,
+        skills: usize,
+        per_skill: u64,
+        capacity: u64,
+    },
+    #[error(
         "corpus path {path} does not exist\n  help: fix corpus.paths in the config or the PATH argument"
     )]
     MissingSource { path: PathBuf },

@@ -14,7 +14,7 @@ pub fn check_cmd(args: &CheckArgs) -> Result<u8, Error> {
     let st = &seen.staleness;
     let out = crate::paths::display(&target.out_dir, &target.display_base);
     let fix = args.target.build_command();
-    let platform = seen.platform();
+    let platform = seen.platform(&target.loaded.config.output);
     if args.json {
         #[derive(Serialize)]
         struct Json<'a> {

@@ -109,6 +109,7 @@ impl Config {
         if self.corpus.paths.is_empty() {
             return bad("corpus.paths", "must name at least one folder or file");
         }
+        self.output.limits.validate()?;
         Ok(())
     }
 }

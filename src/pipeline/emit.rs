@@ -102,7 +102,11 @@ pub(crate) fn render_files<'a>(
             .collect(),
         outputs,
     };
-    let platform = limits::measure(files.keys().map(String::as_str).zip(sizes));
+    let platform = limits::measure(
+        files.keys().map(String::as_str).zip(sizes),
+        cfg.output.host,
+        cfg.output.limits(),
+    );
     files.insert(LOCK_FILE.into(), lock.to_json().into_bytes().into());
     // The publish manifest belongs to `c2s publish`: a build keeps it as it is.
     if let Ok(m) = std::fs::read(opts.out_dir.join(crate::format::PUBLISH_FILE)) {

@@ -74,11 +74,17 @@ pub struct Examined {
 }
 
 impl Examined {
-    /// The platform limits report of the output on disk (None without a lock).
-    pub fn platform(&self) -> Option<crate::format::limits::PlatformReport> {
+    /// The report of the output on disk against the host's limits of `output` (None without a
+    /// lock).
+    pub fn platform(
+        &self,
+        output: &crate::config::OutputConfig,
+    ) -> Option<crate::format::limits::PlatformReport> {
         self.lock.as_ref()?;
         Some(crate::format::limits::measure(
             self.outputs.iter().map(|(k, n)| (k.as_str(), *n)),
+            output.host,
+            output.limits(),
         ))
     }
 }

@@ -17,7 +17,7 @@ pub(crate) fn up_to_date(
 ) -> Result<Option<BuildReport>, BuildError> {
     let seen =
         crate::pipeline::freshness::examine(&opts.loaded, &opts.out_dir, &opts.display_base)?;
-    let platform = seen.platform();
+    let platform = seen.platform(&opts.loaded.config.output);
     let Some(lock) = seen.lock.as_ref().filter(|_| seen.staleness.is_fresh()) else {
         return Ok(None);
     };

@@ -27,6 +27,14 @@ pub enum PublishError {
         limit: u64,
     },
     #[error(
+        "skill {skill} has {files} files, over the Skills API's limit of {limit} files per skill (claude.ai's too); nothing was sent\n  help: raise tree.K (more, smaller top-level skills) and build again"
+    )]
+    TooManyFiles {
+        skill: String,
+        files: usize,
+        limit: usize,
+    },
+    #[error(
         "{out} differs from what the last build wrote ({what}); nothing was sent\n  help: run `c2s build` (or `c2s check` to see why) and publish again"
     )]
     Stale { out: PathBuf, what: String },

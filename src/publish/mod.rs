@@ -176,6 +176,13 @@ pub fn publish(
     let mut manifest = Manifest::load(out, &base)?;
     let steps = plan(&layout, &lock, &manifest, prune);
     for s in &steps {
+        if s.files > cfg.max_skill_files {
+            return Err(PublishError::TooManyFiles {
+                skill: s.folder.clone(),
+                files: s.files,
+                limit: cfg.max_skill_files,
+            });
+        }
         if s.bytes > cfg.max_skill_bytes {
             return Err(PublishError::TooLarge {
                 skill: s.folder.clone(),

@@ -46,12 +46,7 @@ fn every_kind_of_staleness_is_reported() {
 
     let tmp = setup();
     let d = tmp.path();
-    let skill = std::fs::read_dir(d.join("o/skills"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let skill = crate::common::first_skill(&d.join("o"));
     let skill_md = skill.join("SKILL.md");
     let mut t = std::fs::read_to_string(&skill_md).unwrap();
     t.push_str("hand edit\n");

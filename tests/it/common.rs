@@ -316,3 +316,13 @@ pub fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
         })
         .collect()
 }
+
+/// The folder of one top-level skill of the output `out` (the first the file system lists).
+pub fn first_skill(out: &Path) -> PathBuf {
+    std::fs::read_dir(out.join("skills"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+}

@@ -14,6 +14,7 @@ mod config_cli;
 mod datasets;
 mod eval;
 mod gpu;
+mod hosts;
 mod incremental;
 mod interrupt;
 mod invariants;

@@ -275,6 +275,33 @@ fn rate_limits_and_oversized_uploads() {
         "{e}"
     );
     assert!(third.calls().is_empty());
+    // Over the files limit: refused before anything is sent, naming the skill.
+    write_config(dir, &third, "max_skill_files = 2\n");
+    let e = stderr(&publish(dir, &[]));
+    assert!(
+        e.contains("files, over the Skills API's limit of 2 files per skill")
+            && e.contains("skill-"),
+        "{e}"
+    );
+    assert!(third.calls().is_empty());
+}
+
+#[test]
+fn the_stand_in_server_refuses_a_skill_over_200_files() {
+    // One skill of 240 documents: c2s's own check is lifted so that the server's rule shows.
+    let server = SkillsServer::start(KEY);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    crate::common::synth_corpus(&dir.join("docs"), 240, 1, 3);
+    write_config(dir, &server, "max_skill_files = 100000\n");
+    let toml = std::fs::read_to_string(dir.join("c2s.toml")).unwrap();
+    std::fs::write(dir.join("c2s.toml"), toml.replace("K = 4", "K = 1")).unwrap();
+    crate::common::ok(dir, &["build", "-q"]);
+    let o = publish(dir, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("at most 200 files"), "{e}");
+    assert!(server.skills().is_empty(), "nothing was created");
 }
 
 /// The `pre-commit` tool (PyPI), when installed.

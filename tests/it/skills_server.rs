@@ -1,6 +1,6 @@
 //! A loopback HTTP/1.1 server that speaks the Claude Skills API (create, versions, list,
-//! delete, multipart `files[]` uploads) with the real rules (one top-level folder holding a
-//! SKILL.md, versions deleted before their skill, an upload size cap answered with 413) and
+//! delete, multipart `files[]` uploads) with the real rules (at most 200 files and 30 MB per
+//! upload, one top-level folder holding a SKILL.md, versions deleted before their skill, an upload size cap answered with 413) and
 //! injected 429s with `Retry-After`. Records every request.
 
 use std::collections::BTreeMap;
@@ -265,8 +265,25 @@ impl SkillsServer {
     }
 }
 
-/// The API's rule: every file in one top-level folder, with a SKILL.md at its root.
+/// Files and bytes one skill upload may hold (the Skills API's and claude.ai's limits).
+pub const MAX_FILES: usize = 200;
+pub const MAX_BYTES: usize = 30_000_000;
+
+/// The API's rules: at most 200 files and 30 MB, every file in one top-level folder, with a
+/// SKILL.md at its root.
 fn check_upload(files: &[(String, Vec<u8>)]) -> Result<(), String> {
+    if files.len() > MAX_FILES {
+        return Err(format!(
+            "a skill may hold at most {MAX_FILES} files; this upload has {}",
+            files.len()
+        ));
+    }
+    let bytes: usize = files.iter().map(|(_, b)| b.len()).sum();
+    if bytes > MAX_BYTES {
+        return Err(format!(
+            "a skill may hold at most {MAX_BYTES} bytes; this upload has {bytes}"
+        ));
+    }
     let top: Vec<&str> = files
         .iter()
         .map(|(n, _)| n.split('/').next().unwrap_or(""))

@@ -122,12 +122,7 @@ fn check_agrees_with_a_full_hash_comparison() {
     std::fs::write(d.join("c/doc-00002.md"), "# Edited\n\nNew words.\n").unwrap();
     std::fs::write(d.join("c/zz-added.md"), "# Added\n\nA new page.\n").unwrap();
     std::fs::remove_file(d.join("c/doc-00003.md")).unwrap();
-    let skill = std::fs::read_dir(d.join("o/skills"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let skill = crate::common::first_skill(&d.join("o"));
     let mut t = std::fs::read_to_string(skill.join("SKILL.md")).unwrap();
     t.push_str("hand edit\n");
     std::fs::write(skill.join("SKILL.md"), t).unwrap();

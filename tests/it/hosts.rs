@@ -1,0 +1,148 @@
+//! Host profiles (`[output] host`, `[output.limits]`): a build and `check` measure the skills
+//! against the chosen host's limits (files and bytes per skill, skills per request, estimated
+//! tokens per file) and warn, naming the skill or file; bad limits are config errors.
+
+use serde_json::Value;
+
+use crate::common::{c2s, ok, stderr, synth_corpus};
+
+fn build(dir: &std::path::Path, sets: &[&str]) -> (Value, String) {
+    let mut args = vec!["build", "c", "--out", "o", "--json"];
+    for s in sets {
+        args.extend(["--set", s]);
+    }
+    let o = c2s(dir, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    (serde_json::from_slice(&o.stdout).unwrap(), stderr(&o))
+}
+
+#[test]
+fn each_host_has_its_limits_and_each_limit_can_be_overridden() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // One skill of 230 documents, and one document of about 12,500 estimated tokens.
+    synth_corpus(&d.join("c"), 230, 1, 4);
+    let long = "A long page about the hydrology of river deltas and their sediments. ".repeat(720);
+    std::fs::write(d.join("c/zz-long.md"), format!("# Deltas\n\n{long}\n")).unwrap();
+
+    let (report, err) = build(d, &["K=1"]);
+    let p = &report["platform"];
+    assert_eq!(p["host"], "all");
+    assert_eq!(p["limits"]["files_per_skill"], 200);
+    assert_eq!(p["limits"]["tokens_per_file"], 10_000);
+    assert!(p["per_skill"][0]["files"].as_u64().unwrap() > 200, "{p}");
+    assert_eq!(p["files_over_tokens"], 1);
+    assert!(
+        p["longest_file"]["path"]
+            .as_str()
+            .unwrap()
+            .contains("/docs/"),
+        "{p}"
+    );
+    assert!(
+        err.contains("the Claude Skills API and claude.ai accept at most 200 per skill"),
+        "{err}"
+    );
+    assert!(
+        err.contains("Claude Code's Read tool refuses them"),
+        "{err}"
+    );
+    let check: Value = serde_json::from_str(&ok(
+        d,
+        &["check", "c", "--out", "o", "--json", "--set", "K=1"],
+    ))
+    .unwrap();
+    assert_eq!(
+        check["platform"], report["platform"],
+        "check measures the same"
+    );
+
+    // The host shapes no file: the build is up to date and reports against the new limits.
+    let (report, _) = build(d, &["K=1", "output.host=claude-code"]);
+    assert_eq!(report["tree"]["kind"], "up_to_date");
+    assert_eq!(report["platform"]["limits"]["files_per_skill"], Value::Null);
+    let warnings = report["platform"]["warnings"].to_string();
+    assert!(!warnings.contains("at most 200"), "{warnings}");
+    assert!(warnings.contains("Claude Code's Read tool"), "{warnings}");
+
+    let (report, _) = build(
+        d,
+        &[
+            "K=1",
+            "output.host=skills-api",
+            "output.limits.files_per_skill=1000",
+        ],
+    );
+    assert_eq!(report["platform"]["limits"]["files_per_skill"], 1000);
+    assert_eq!(report["platform"]["files_over_tokens"], 0, "no token limit");
+    assert_eq!(report["platform"]["warnings"], serde_json::json!([]));
+
+    let (report, _) = build(d, &["K=1", "output.host=files"]);
+    assert_eq!(report["platform"]["limits"], serde_json::json!({}));
+}
+
+#[test]
+fn a_bad_host_or_limit_is_a_config_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    synth_corpus(&d.join("c"), 10, 2, 1);
+    let o = c2s(
+        d,
+        &[
+            "build",
+            "c",
+            "--out",
+            "o",
+            "--set",
+            "output.limits.skills=0",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("output.limits.skills"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(
+        d.join("c2s.toml"),
+        "[corpus]\npaths = [\"c\"]\n[output]\nhost = \"claude-desktop\"\n",
+    )
+    .unwrap();
+    let o = c2s(d, &["build"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("claude-desktop") && e.contains("skills-api"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_corpus_that_cannot_fit_the_host_is_refused_before_building() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    synth_corpus(&d.join("c"), 40, 4, 2);
+    let sets = [
+        "--set",
+        "output.limits.skills=2",
+        "--set",
+        "output.limits.bytes_per_skill=1000",
+    ];
+    let mut args = vec!["build", "c", "--out", "o"];
+    args.extend(sets);
+    let o = c2s(d, &args);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("40 documents of")
+            && e.contains("at most 2 skills of 1000 bytes each hold 2000 bytes"),
+        "{e}"
+    );
+    assert!(e.contains("help:"), "{e}");
+    assert!(!d.join("o").exists(), "nothing was built");
+    let o = c2s(
+        d,
+        &["build", "c", "--out", "o", "--set", "output.host=files"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+}
