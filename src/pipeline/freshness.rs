@@ -98,6 +98,7 @@ pub fn examine(loaded: &Loaded, out: &Path, display_base: &Path) -> Result<Exami
     let taken = now_ns();
     let index_path = statscan::index_path(loaded, out);
     let mut index = StatIndex::read(&index_path);
+    let lock_before = index.lock.clone();
     // Walked first: a corpus path that does not exist is an error, built or not.
     let mut found = find_sources(&opts)?;
     found.sort_unstable_by(|a, b| a.display.cmp(&b.display));
@@ -146,7 +147,8 @@ pub fn examine(loaded: &Loaded, out: &Path, display_base: &Path) -> Result<Exami
         outputs_missing: outputs.gone,
         outputs_unexpected: outputs.added,
     };
-    if sources.changed || outputs.changed {
+    // A lock read again (its stat moved) is recorded too, so the next run does not parse it.
+    if sources.changed || outputs.changed || index.lock != lock_before {
         // Only a shortcut for the next run: a cache folder that cannot be written costs time.
         let _ = index.write(&index_path);
     }

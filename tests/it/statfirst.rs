@@ -76,6 +76,22 @@ fn a_known_stat_is_not_read_and_a_touched_file_rebuilds_nothing() {
     assert_eq!(report["files"]["written"], 0);
     assert!(report["stages"].as_object().unwrap().is_empty());
     assert_eq!(contents(&d.join("o")), before, "nothing written");
+
+    // A lock whose stat moved is parsed once more and recorded; then it is known again.
+    settle();
+    check(d, "o");
+    settle();
+    set_mtime(&d.join("o/c2s.lock"), SystemTime::now());
+    settle();
+    let index = &index_files(d)[0];
+    let written = || std::fs::metadata(index).unwrap().modified().unwrap();
+    let first = written();
+    assert_eq!(check(d, "o")["fresh"], true);
+    let second = written();
+    assert_ne!(first, second, "the index records the lock's new stat");
+    settle();
+    assert_eq!(check(d, "o")["hashed"], 0);
+    assert_eq!(written(), second, "nothing new to record");
 }
 
 #[test]
