@@ -9,7 +9,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-const MAGIC: &[u8] = b"c2s-stat-index 2\n";
+const MAGIC: &[u8] = b"c2s-stat-index 3\n";
 
 /// What identifies a file's bytes without reading them: size, modification and change times,
 /// inode and device (as git's index keeps them).
@@ -104,9 +104,7 @@ pub struct StatIndex {
 
 /// Where the index of the output `out` is kept: in the memo's folder, beside the build lock.
 pub fn path_for(out: &Path, memo: &Path) -> PathBuf {
-    let dir = memo.parent().unwrap_or(Path::new("."));
-    let id = blake3::hash(crate::paths::abs(out).to_string_lossy().as_bytes()).to_hex();
-    dir.join(format!("stat-{}.index", &id[..16]))
+    super::cache::beside_memo(memo, out, "stat", "index")
 }
 
 /// Nanoseconds since the epoch, now (taken before the stats it dates).
@@ -151,9 +149,12 @@ impl StatIndex {
             }
             None => buf.push(0),
         }
-        for table in [&self.sources, &self.outputs] {
-            put_table(&mut buf, table);
-        }
+        // The sources' table goes after its length, so that a reader decodes both in parallel.
+        let mut sources = Vec::with_capacity(48 * self.sources.len() + 8);
+        put_table(&mut sources, &self.sources);
+        buf.extend_from_slice(&(sources.len() as u64).to_le_bytes());
+        buf.extend_from_slice(&sources);
+        put_table(&mut buf, &self.outputs);
         let tmp = path.with_extension(format!("tmp{}", std::process::id()));
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(&buf)?;
@@ -230,54 +231,19 @@ fn decode(bytes: &[u8]) -> io::Result<StatIndex> {
         });
     }
     // The two tables are decoded in parallel: the outputs' starts after the sources'.
-    let n = u64_of(&mut r)? as usize;
-    let split = skip_table(r, n)?;
+    let split = u64_of(&mut r)? as usize;
+    if split > r.len() {
+        return Err(io::ErrorKind::UnexpectedEof.into());
+    }
     let (mut first, mut second) = r.split_at(split);
-    let (sources, outputs) = rayon::join(
-        || table(&mut first, n),
-        || {
-            let m = u64_of(&mut second)? as usize;
-            table(&mut second, m)
-        },
-    );
+    let (sources, outputs) = rayon::join(|| table(&mut first), || table(&mut second));
     ix.sources = sources?;
     ix.outputs = outputs?;
     Ok(ix)
 }
 
-/// The byte length of a table of `n` entries at the start of `r`.
-fn skip_table(mut r: &[u8], n: usize) -> io::Result<usize> {
-    let start = r.len();
-    let skip = |r: &mut &[u8], len: usize| -> io::Result<()> {
-        if len > r.len() {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        *r = &r[len..];
-        Ok(())
-    };
-    let skip_str = |r: &mut &[u8]| -> io::Result<()> {
-        let mut b = [0u8; 4];
-        r.read_exact(&mut b)?;
-        skip(r, u32::from_le_bytes(b) as usize)
-    };
-    for _ in 0..n {
-        skip(&mut r, 2)?;
-        skip_str(&mut r)?;
-        let flags = byte(&mut r)?;
-        if flags & HAS_STAT != 0 {
-            skip(&mut r, 40)?;
-        }
-        if flags & HAS_HASH != 0 {
-            skip_str(&mut r)?;
-        }
-        if flags & HAS_LOCKED != 0 && flags & LOCKED_IS_HASH == 0 {
-            skip_str(&mut r)?;
-        }
-    }
-    Ok(start - r.len())
-}
-
-fn table(r: &mut &[u8], n: usize) -> io::Result<Vec<Entry>> {
+fn table(r: &mut &[u8]) -> io::Result<Vec<Entry>> {
+    let n = u64_of(r)? as usize;
     let mut out: Vec<Entry> = Vec::with_capacity(n.min(r.len() / 8));
     for _ in 0..n {
         let mut b = [0u8; 2];
@@ -444,7 +410,7 @@ mod tests {
     fn a_damaged_index_reads_as_empty() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("stat.index");
-        std::fs::write(&path, b"c2s-stat-index 2\n\x01\x02").unwrap();
+        std::fs::write(&path, b"c2s-stat-index 3\n\x01\x02").unwrap();
         assert_eq!(StatIndex::read(&path), StatIndex::default());
         assert_eq!(
             StatIndex::read(&dir.path().join("none")),

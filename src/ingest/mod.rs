@@ -283,15 +283,16 @@ impl Content {
 fn load(c: &Candidate, opts: &IngestOptions) -> (Content, Option<Stat>) {
     match std::fs::metadata(&c.path) {
         Err(e) => (Content::Unreadable(e.to_string()), None),
-        Ok(m) => (load_after(c, opts, &m), Some(Stat::of(&m))),
+        Ok(m) => (read_capped(&c.path, m.len(), opts), Some(Stat::of(&m))),
     }
 }
 
-fn load_after(c: &Candidate, opts: &IngestOptions, m: &std::fs::Metadata) -> Content {
-    if m.len() > opts.max_file_bytes {
-        return Content::TooLarge(m.len());
+/// The bytes of the file at `path` of `size` bytes, unless it is over `corpus.max_file_bytes`.
+fn read_capped(path: &Path, size: u64, opts: &IngestOptions) -> Content {
+    if size > opts.max_file_bytes {
+        return Content::TooLarge(size);
     }
-    match std::fs::read(&c.path) {
+    match std::fs::read(path) {
         Ok(b) => Content::Bytes(b),
         Err(e) => Content::Unreadable(e.to_string()),
     }
@@ -309,15 +310,11 @@ impl Found {
     /// The hash the manifest records: of the bytes, or of the reason they were not read (as a
     /// build records it).
     pub fn hash(&self, opts: &IngestOptions) -> String {
-        let content = match &self.stat {
+        match &self.stat {
             Err(e) => Content::Unreadable(e.clone()),
-            Ok(s) if s.size > opts.max_file_bytes => Content::TooLarge(s.size),
-            Ok(_) => match std::fs::read(&self.path) {
-                Ok(b) => Content::Bytes(b),
-                Err(e) => Content::Unreadable(e.to_string()),
-            },
-        };
-        content.hash()
+            Ok(s) => read_capped(&self.path, s.size, opts),
+        }
+        .hash()
     }
 }
 

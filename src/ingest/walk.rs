@@ -60,10 +60,21 @@ pub(super) struct Candidate {
     pub stat: Option<Result<Stat, String>>,
 }
 
-/// What the walk met at one path: a file, or something to warn about.
+/// What the walk met at one path: a file, or something to warn about (the file as shown, the
+/// message).
 enum Met {
     File(Candidate),
-    Warning(String, String),
+    Warning(PathBuf, String, String),
+}
+
+impl Met {
+    /// Where it was met: what the walk's results are sorted by.
+    fn at(&self) -> &Path {
+        match self {
+            Met::File(c) => &c.path,
+            Met::Warning(at, ..) => at,
+        }
+    }
 }
 
 /// The files of every corpus path, in path order (each root in turn), folders read in parallel;
@@ -103,7 +114,7 @@ pub(super) fn collect_files(
             }
             !output
         });
-        let met = std::sync::Mutex::new(Vec::<(PathBuf, Met)>::new());
+        let met = std::sync::Mutex::new(Vec::<Met>::new());
         let visit = |entry: Result<ignore::DirEntry, ignore::Error>| {
             if let Some(m) = meet(entry, root, opts, include, exclude, stat) {
                 met.lock().unwrap_or_else(|p| p.into_inner()).push(m);
@@ -112,11 +123,11 @@ pub(super) fn collect_files(
         };
         walker.build_parallel().run(|| Box::new(visit));
         let mut met = met.into_inner().unwrap_or_else(|p| p.into_inner());
-        met.sort_unstable_by(|a, b| path_order(&a.0, &b.0));
-        for (_, m) in met {
+        met.sort_unstable_by(|a, b| path_order(a.at(), b.at()));
+        for m in met {
             match m {
                 Met::File(c) => out.push(c),
-                Met::Warning(file, msg) => diags.warn(file, None, msg),
+                Met::Warning(_, file, msg) => diags.warn(file, None, msg),
             }
         }
         let mut outputs = std::mem::take(&mut *outputs.lock().unwrap_or_else(|p| p.into_inner()));
@@ -182,12 +193,12 @@ fn meet(
     include: &Globs,
     exclude: &Globs,
     stat: bool,
-) -> Option<(PathBuf, Met)> {
+) -> Option<Met> {
     let entry = match entry {
         Ok(e) => e,
         Err(e) => {
             let (file, msg) = walk_error(&e, &opts.display_base);
-            return Some((PathBuf::from(&file), Met::Warning(file, msg)));
+            return Some(Met::Warning(PathBuf::from(&file), file, msg));
         }
     };
     let path = entry.path();
@@ -202,7 +213,7 @@ fn meet(
             None => return None,
         };
         let file = display(path, &opts.display_base);
-        return Some((path.to_path_buf(), Met::Warning(file, msg.into())));
+        return Some(Met::Warning(path.to_path_buf(), file, msg.into()));
     }
     let rel = path.strip_prefix(root).unwrap_or(path);
     let rel = if rel.as_os_str().is_empty() {
@@ -231,7 +242,7 @@ fn meet(
         }),
         ext,
     };
-    Some((path.to_path_buf(), Met::File(c)))
+    Some(Met::File(c))
 }
 
 /// Describes a walk error (symlink loop, permission denied, broken link) with its path.

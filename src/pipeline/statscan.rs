@@ -42,53 +42,42 @@ pub fn lock_header(
         return Ok(None);
     };
     let header = lock.header();
-    adopt(index, lock, stat, taken);
+    index.lock = Some(lock_stat(stat, taken, &header));
+    index.sources = relock(std::mem::take(&mut index.sources), lock.sources);
+    index.outputs = relock(std::mem::take(&mut index.outputs), lock.outputs);
     Ok(Some(header))
 }
 
-/// Makes `lock` (of stat `stat`) the lock the index's `locked` hashes describe.
-fn adopt(index: &mut StatIndex, lock: Lock, stat: Stat, taken: i64) {
-    index.lock = Some(LockStat {
+/// The index's record of a lock file of stat `stat` (taken at `taken`) whose small fields are
+/// `header`.
+fn lock_stat(stat: Stat, taken: i64, header: &Lock) -> LockStat {
+    LockStat {
         stat,
         racy: stat.racy(taken),
-        fields: serde_json::to_string(&lock.header()).expect("lock serializes"),
-    });
-    index.sources = relock(std::mem::take(&mut index.sources), lock.sources);
-    index.outputs = relock(std::mem::take(&mut index.outputs), lock.outputs);
+        fields: serde_json::to_string(header).expect("lock serializes"),
+    }
 }
 
-/// `table` with each entry's `locked` hash taken from `map` (both sorted by path).
+/// `table` with each entry's `locked` hash taken from `map` (both sorted by path); an entry
+/// neither on disk nor in the lock is dropped.
 fn relock(table: Vec<Entry>, map: BTreeMap<String, String>) -> Vec<Entry> {
     let mut out = Vec::with_capacity(table.len().max(map.len()));
     let mut old = table.into_iter().peekable();
-    let mut new = map.into_iter().peekable();
-    loop {
-        let next = match (old.peek(), new.peek()) {
-            (None, None) => break,
-            (Some(_), None) => 1,
-            (None, Some(_)) => 2,
-            (Some(e), Some((k, _))) => match e.path.as_str().cmp(k.as_str()) {
-                std::cmp::Ordering::Less => 1,
-                std::cmp::Ordering::Greater => 2,
-                std::cmp::Ordering::Equal => 3,
-            },
-        };
-        let (entry, locked) = match next {
-            1 => (old.next().expect("peeked"), None),
-            2 => {
-                let (path, h) = new.next().expect("peeked");
-                let e = Entry {
-                    path,
-                    ..Entry::default()
-                };
-                (e, Some(h))
-            }
-            _ => (old.next().expect("peeked"), new.next().map(|(_, h)| h)),
-        };
-        if entry.stat.is_some() || locked.is_some() {
-            out.push(Entry { locked, ..entry });
+    let unlocked = |e: Entry| e.stat.is_some().then_some(Entry { locked: None, ..e });
+    for (path, hash) in map {
+        while let Some(e) = old.next_if(|e| e.path < path) {
+            out.extend(unlocked(e));
         }
+        let e = old.next_if(|e| e.path == path).unwrap_or(Entry {
+            path,
+            ..Entry::default()
+        });
+        out.push(Entry {
+            locked: Some(hash),
+            ..e
+        });
     }
+    out.extend(old.filter_map(unlocked));
     out
 }
 
@@ -202,20 +191,25 @@ pub fn refresh(
     d
 }
 
-/// The output files on disk under the lock's layout (without the lock and publish manifest),
-/// sorted, with their stats.
-pub fn walk_outputs(out: &Path, header: &Lock, table: &[Entry]) -> Result<Vec<Walked>, BuildError> {
-    let layout = Layout::of_lock(out, header);
-    let locked = table.iter().filter(|e| e.locked.is_some()).map(|e| &e.path);
-    Ok(layout
-        .stat_files_on_disk(&skill_names(locked))?
-        .into_iter()
-        .filter(|(k, _)| k != LOCK_FILE && k != PUBLISH_FILE)
-        .map(|(path, s)| Walked {
-            path,
-            stat: Some(s),
-        })
-        .collect())
+/// The output files on disk under `layout` (the skill folders of `skills` included), sorted,
+/// with their stats, and the lock file's stat; the publish manifest is not an output.
+fn stat_outputs<'a>(
+    layout: &Layout,
+    skills: impl IntoIterator<Item = &'a String>,
+) -> Result<(Option<Stat>, Vec<Walked>), BuildError> {
+    let mut lock = None;
+    let mut files = Vec::new();
+    for (path, stat) in layout.stat_files_on_disk(&skill_names(skills))? {
+        match path.as_str() {
+            LOCK_FILE => lock = Some(stat),
+            PUBLISH_FILE => {}
+            _ => files.push(Walked {
+                path,
+                stat: Some(stat),
+            }),
+        }
+    }
+    Ok((lock, files))
 }
 
 /// Compares the output files on disk with the lock's hashes (stat first).
@@ -225,8 +219,9 @@ pub fn compare_outputs(
     index: &mut StatIndex,
     taken: i64,
 ) -> Result<Delta, BuildError> {
-    let walked = walk_outputs(out, header, &index.outputs)?;
     let layout = Layout::of_lock(out, header);
+    let locked = index.outputs.iter().filter(|e| e.locked.is_some());
+    let (_, walked) = stat_outputs(&layout, locked.map(|e| &e.path))?;
     let read = |p: &str| std::fs::read(layout.path(p)).ok().map(|b| file_hash(&b));
     Ok(refresh(&mut index.outputs, walked, read, false, taken))
 }
@@ -254,26 +249,20 @@ pub fn record_build(
     index.sources = sources;
     let layout = Layout::of_lock(out, lock);
     let now = now_ns();
-    let mut lock_stat = None;
-    for (path, stat) in layout.stat_files_on_disk(&skill_names(lock.outputs.keys()))? {
-        if path == LOCK_FILE {
-            lock_stat = Some(stat);
-        } else if let Some(h) = lock.outputs.get(&path) {
-            index.outputs.push(Entry {
-                path,
+    let (lock_file, files) = stat_outputs(&layout, lock.outputs.keys())?;
+    index.outputs = files
+        .into_iter()
+        .filter_map(|w| {
+            let (stat, hash) = (w.stat?, lock.outputs.get(&w.path)?.clone());
+            Some(Entry {
                 stat: Some((stat, stat.racy(now))),
-                hash: Some(h.clone()),
-                locked: Some(h.clone()),
-            });
-        }
-    }
-    if let Some(stat) = lock_stat {
-        index.lock = Some(LockStat {
-            stat,
-            racy: stat.racy(now),
-            fields: serde_json::to_string(&lock.header()).expect("lock serializes"),
-        });
-    }
+                hash: Some(hash.clone()),
+                locked: Some(hash),
+                path: w.path,
+            })
+        })
+        .collect();
+    index.lock = lock_file.map(|stat| lock_stat(stat, now, &lock.header()));
     let path = index_path(loaded, out);
     index
         .write(&path)

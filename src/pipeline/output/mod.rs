@@ -51,8 +51,7 @@ impl BuildLock {
     ) -> Result<BuildLock, BuildError> {
         let dir = memo.parent().unwrap_or(Path::new("."));
         crate::db::cache::prepare_dir(dir).map_err(|e| BuildError::io("cannot create", dir, e))?;
-        let id = blake3::hash(crate::paths::abs(out).to_string_lossy().as_bytes()).to_hex();
-        let path = dir.join(format!("build-{}.lock", &id[..16]));
+        let path = crate::db::cache::beside_memo(memo, out, "build", "lock");
         let file = fs::OpenOptions::new()
             .create(true)
             .truncate(false)
