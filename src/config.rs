@@ -291,7 +291,12 @@ impl Config {
             .iter()
             .map(|p| PathBuf::from(crate::paths::display(p, base)))
             .collect();
-        c.output = OutputConfig::default();
+        // The host's limits shape the files (bundles, parts, folded pages); the folders do not.
+        c.output = OutputConfig {
+            host: self.output.host,
+            limits: self.output.limits,
+            ..OutputConfig::default()
+        };
         c.cache = CacheConfig::default();
         // Serve-phase and publishing settings do not shape the output.
         c.agent = AgentConfig::default();

@@ -16,7 +16,7 @@ pub enum BuildError {
     )]
     EmptyCorpus { paths: String },
     #[error(
-        "{documents} documents of {bytes} bytes cannot fit {host}: at most {skills} skills of {per_skill} bytes each hold {capacity} bytes; nothing was built\n  help: split the corpus into several outputs, or set [output] host = \"claude-code\" or \"files\" if the output is not uploaded (or raise output.limits.bytes_per_skill)"
+        "{documents} documents of {bytes} bytes cannot fit {host}: at most {skills} skills of {per_skill} bytes each ({why}) hold {capacity} bytes; nothing was built\n  help: split the corpus into several outputs, or set [output] host = \"claude-code\" or \"files\" if the output is not uploaded (or raise output.limits.bytes_per_skill)"
     )]
     DoesNotFit {
         documents: usize,
@@ -24,6 +24,7 @@ pub enum BuildError {
         host: String,
         skills: usize,
         per_skill: u64,
+        why: String,
         capacity: u64,
     },
     #[error(

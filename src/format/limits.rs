@@ -1,6 +1,7 @@
 //! What the hosts of skills cap, measured on an output against `[output] host`'s limits: the
 //! number of top-level skills, the files and bytes of each skill folder, and the estimated
-//! tokens of each file. Over a limit is a warning, never an error.
+//! tokens of each file. Over a limit is a warning, never an error; only a corpus whose bytes no
+//! packing can fit is refused, before the build.
 
 use std::collections::BTreeMap;
 
@@ -114,13 +115,13 @@ fn warnings(
     for s in per_skill {
         if let Some(max) = limits.files_per_skill.filter(|&m| s.files > m) {
             w.push(format!(
-                "skill {} has {} files: the Claude Skills API and claude.ai accept at most {max} per skill ({host}); c2s does not bundle documents yet: split the corpus into several outputs, {not_uploaded}",
+                "skill {} has {} files: the Claude Skills API and claude.ai accept at most {max} per skill ({host}), and its documents are already in bundles with as many leaf groups folded into their parents' pages as the token limit allows: set a larger tree.p (fewer, bigger groups), split the corpus into several outputs, {not_uploaded}",
                 s.name, s.files
             ));
         }
         if let Some(max) = limits.bytes_per_skill.filter(|&m| s.bytes > m) {
             w.push(format!(
-                "skill {} is {} bytes in {} files: the Claude Skills API and claude.ai accept at most {max} bytes per skill ({host}); c2s does not bundle documents yet: split the corpus into several outputs, {not_uploaded}",
+                "skill {} is {} bytes in {} files: the Claude Skills API and claude.ai accept at most {max} bytes per skill ({host}) (bundles hold the same bytes as document files): split the corpus into several outputs, {not_uploaded}",
                 s.name, s.bytes, s.files
             ));
         }
@@ -132,6 +133,50 @@ fn warnings(
         ));
     }
     w
+}
+
+/// Refuses, before anything expensive, a corpus whose documents alone are more than the host's
+/// skills can hold (every document's text is in some skill's files).
+pub fn fits_the_host(
+    documents: usize,
+    bytes: u64,
+    output: &crate::config::OutputConfig,
+) -> Result<(), crate::error::BuildError> {
+    let limits = output.limits();
+    // Files of at most the token limit bound a skill too, however its documents are packed.
+    let by_files = limits
+        .files_per_skill
+        .zip(limits.tokens_per_file)
+        .map(|(f, t)| f as u64 * t * crate::config::BYTES_PER_TOKEN);
+    let (why, per_skill) = match (limits.bytes_per_skill, by_files) {
+        (Some(b), Some(f)) if f < b => (
+            format!(
+                "{} files of at most {} tokens",
+                limits.files_per_skill.unwrap_or_default(),
+                limits.tokens_per_file.unwrap_or_default()
+            ),
+            f,
+        ),
+        (Some(b), _) => (format!("{b} bytes per upload"), b),
+        (None, Some(f)) => (format!("files of at most {f} bytes in all"), f),
+        (None, None) => return Ok(()),
+    };
+    let Some(skills) = limits.skills else {
+        return Ok(());
+    };
+    let capacity = per_skill.saturating_mul(skills as u64);
+    if bytes <= capacity {
+        return Ok(());
+    }
+    Err(crate::error::BuildError::DoesNotFit {
+        documents,
+        bytes,
+        host: format!("[output] host = \"{}\"", output.host.name()),
+        skills,
+        per_skill,
+        why,
+        capacity,
+    })
 }
 
 #[cfg(test)]

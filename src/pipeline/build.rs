@@ -237,7 +237,8 @@ fn build_on(
     }
     report_unsupported(&corpus.unsupported, progress);
     let docs = &corpus.documents;
-    fits_the_host(docs, &cfg.output)?;
+    let bytes = docs.iter().map(|d| d.text.len() as u64).sum();
+    crate::format::limits::fits_the_host(docs.len(), bytes, &cfg.output)?;
     progress.status(
         "Ingested",
         &format!(
@@ -323,7 +324,10 @@ fn build_on(
     for w in &fallbacks {
         progress.warning(&w.to_string());
     }
-    let ctx = render::Ctx::new(&tree, docs, &cards);
+    let ctx = render::Ctx::new(&tree, docs, &cards, cfg.output.limits());
+    for note in ctx.place.notes(&tree) {
+        progress.status("Packed", &note);
+    }
     let state = crate::pipeline::state::render(&cfg.tree_hash(), docs, &exec.kept);
     exec.kept = Vec::new();
     let (files, lock, platform, navigation_files) = crate::pipeline::emit::render_files(
@@ -469,31 +473,6 @@ fn make_tree(
     );
     progress.status("K-Means", &format!("ran on {}", backends.kmeans_used()));
     Ok((tree, TreeMode::Full { reason }))
-}
-
-/// Refuses, before anything expensive, a corpus whose documents alone are more than the host's
-/// skills can hold (every document's text is in some skill's files).
-fn fits_the_host(
-    docs: &[Document],
-    output: &crate::config::OutputConfig,
-) -> Result<(), BuildError> {
-    let limits = output.limits();
-    let (Some(skills), Some(per_skill)) = (limits.skills, limits.bytes_per_skill) else {
-        return Ok(());
-    };
-    let bytes: u64 = docs.iter().map(|d| d.text.len() as u64).sum();
-    let capacity = per_skill.saturating_mul(skills as u64);
-    if bytes <= capacity {
-        return Ok(());
-    }
-    Err(BuildError::DoesNotFit {
-        documents: docs.len(),
-        bytes,
-        host: format!("[output] host = \"{}\"", output.host.name()),
-        skills,
-        per_skill,
-        capacity,
-    })
 }
 
 fn report_unsupported(unsupported: &std::collections::HashMap<String, usize>, progress: &Progress) {

@@ -29,8 +29,10 @@ pub struct Compiled {
     /// One row per document, and the passage vectors of the long ones.
     pub vectors: DocVectors,
     pub tree: Tree,
-    /// Bytes of each node's navigation file.
+    /// Bytes of each node's navigation file (0 for a leaf folded into its parent's page).
     pub nav_bytes: Vec<usize>,
+    /// Per node: `<parent page>#<folder>` when the node is a section of its parent's page.
+    pub pages: Vec<Option<String>>,
 }
 
 impl Compiled {
@@ -78,9 +80,15 @@ impl Compiled {
         }
         let st: ServeTree = serde_json::from_slice(&read(SERVE_TREE)?)
             .map_err(|e| corrupt(SERVE_TREE, e.to_string()))?;
+        let pages: Vec<Option<String>> = st.nodes.iter().map(|n| n.page.clone()).collect();
         let tree = to_tree(st, &docs).map_err(|m| corrupt(SERVE_TREE, m))?;
         let nav_bytes = (0..tree.nodes.len())
-            .map(|i| std::fs::metadata(out.join(tree.nav_file(i))).map_or(0, |m| m.len() as usize))
+            .map(|i| match pages[i] {
+                Some(_) => 0,
+                None => {
+                    std::fs::metadata(out.join(tree.nav_file(i))).map_or(0, |m| m.len() as usize)
+                }
+            })
             .collect();
         Ok(Compiled {
             out: out.to_path_buf(),
@@ -90,6 +98,7 @@ impl Compiled {
             vectors,
             tree,
             nav_bytes,
+            pages,
         })
     }
 

@@ -222,7 +222,8 @@ impl<'a> Navigator<'a> {
             // Leaves reached early stay in the beam while deeper branches descend; each
             // navigation file is read once.
             for &n in &beam {
-                if !std::mem::replace(&mut read[n], true) {
+                // A folded leaf is a section of its parent's page, read already.
+                if !std::mem::replace(&mut read[n], true) && self.a.pages[n].is_none() {
                     path.push(t.nav_file(n));
                     nav_bytes += self.nav_bytes[n];
                 }

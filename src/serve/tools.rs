@@ -190,6 +190,8 @@ impl Tools {
     }
 
     fn place(&self, rel: &str) -> Result<Place, ToolError> {
+        // A link's `#anchor` names a place inside the file.
+        let rel = rel.split_once('#').map_or(rel, |(file, _)| file);
         let refuse = |why: &str| Err(ToolError(format!("refused path {rel:?}: {why}")));
         if rel.len() > MAX_PATH_BYTES {
             return refuse("too long");
@@ -316,6 +318,14 @@ impl Tools {
         }
         let bytes = std::fs::read(&f).map_err(|e| ToolError(format!("{rel:?}: {e}")))?;
         let text = String::from_utf8_lossy(&bytes);
+        // `bundles/NNN.md#<id>`: that document's section alone.
+        let section = rel
+            .split_once('#')
+            .and_then(|(_, id)| crate::stage::render::find_section(&text, id));
+        let text = match section {
+            Some(sec) => std::borrow::Cow::Owned(sec.to_string()),
+            None => text,
+        };
         if text.len() <= CAT_MAX_BYTES {
             return Ok(text.into_owned());
         }
@@ -444,13 +454,45 @@ impl Tools {
         Ok(hits.join("\n"))
     }
 
-    /// The document a `…/docs/<id>.md` file holds, when the path is one.
+    /// The document a path holds, when it names one: `…/docs/<id>.md`, a part
+    /// `…/parts/<id>-N.md`, or a bundle's section `…/bundles/NNN.md#<id>`.
     pub fn document_of(&self, path: &str) -> Option<String> {
+        let known = |id: &str| {
+            let id = self.aliases.get(id).map_or(id, String::as_str);
+            self.docs.contains_key(id).then(|| id.to_string())
+        };
+        if let Some((_, anchor)) = path.split_once('#') {
+            return known(anchor);
+        }
         let (dir, file) = path.trim_end_matches('/').rsplit_once('/')?;
-        let id = file.strip_suffix(".md")?;
-        (dir == "docs" || dir.ends_with("/docs")).then_some(())?;
-        let id = self.aliases.get(id).map_or(id, String::as_str);
-        self.docs.contains_key(id).then(|| id.to_string())
+        let stem = file.strip_suffix(".md")?;
+        if dir == "docs" || dir.ends_with("/docs") {
+            return known(stem);
+        }
+        if dir == "parts" || dir.ends_with("/parts") {
+            let (id, n) = stem.rsplit_once('-')?;
+            n.parse::<usize>().ok()?;
+            return known(id);
+        }
+        None
+    }
+
+    /// The documents a `cat` of `path` showed (`shown`): the one its path names, or every
+    /// section of a whole bundle.
+    pub fn documents_of(&self, path: &str, shown: &str) -> Vec<String> {
+        if let Some(id) = self.document_of(path) {
+            return vec![id];
+        }
+        let in_bundles = path
+            .rsplit_once('/')
+            .is_some_and(|(d, _)| d == "bundles" || d.ends_with("/bundles"));
+        if !in_bundles {
+            return Vec::new();
+        }
+        crate::stage::render::section_ids(shown)
+            .into_iter()
+            .filter(|id| self.docs.contains_key(id))
+            .collect()
     }
 
     /// The document a citation names: its id (or an alias, or a unique prefix of at least 4

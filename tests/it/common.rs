@@ -134,6 +134,10 @@ fn link_target(row: &str) -> Option<String> {
 
 /// `…/docs/<id>.md` → `<id>`.
 fn doc_id(link: &str) -> Option<String> {
+    if let Some((file, anchor)) = link.split_once('#') {
+        // A section of a bundle: `bundles/NNN.md#<id>`.
+        return file.contains("bundles/").then(|| anchor.to_string());
+    }
     let file = link.rsplit('/').next()?;
     link.contains("docs/")
         .then(|| file.strip_suffix(".md").map(str::to_string))

@@ -25,27 +25,26 @@ fn each_host_has_its_limits_and_each_limit_can_be_overridden() {
     let long = "A long page about the hydrology of river deltas and their sediments. ".repeat(720);
     std::fs::write(d.join("c/zz-long.md"), format!("# Deltas\n\n{long}\n")).unwrap();
 
+    // The default host fits by construction: bundles for the files cap, parts for the long
+    // document.
     let (report, err) = build(d, &["K=1"]);
     let p = &report["platform"];
     assert_eq!(p["host"], "all");
     assert_eq!(p["limits"]["files_per_skill"], 200);
     assert_eq!(p["limits"]["tokens_per_file"], 10_000);
-    assert!(p["per_skill"][0]["files"].as_u64().unwrap() > 200, "{p}");
-    assert_eq!(p["files_over_tokens"], 1);
+    assert!(p["per_skill"][0]["files"].as_u64().unwrap() <= 200, "{p}");
+    assert_eq!(p["files_over_tokens"], 0, "{p}");
     assert!(
-        p["longest_file"]["path"]
-            .as_str()
-            .unwrap()
-            .contains("/docs/"),
+        p["longest_file"]["tokens"].as_u64().unwrap() <= 10_000,
         "{p}"
     );
+    assert_eq!(p["warnings"], serde_json::json!([]), "{p}");
+    assert!(err.contains("Packed skill-00-"), "{err}");
     assert!(
-        err.contains("the Claude Skills API and claude.ai accept at most 200 per skill"),
-        "{err}"
-    );
-    assert!(
-        err.contains("Claude Code's Read tool refuses them"),
-        "{err}"
+        crate::common::files(&d.join("o"))
+            .iter()
+            .any(|f| f.contains("/parts/")),
+        "the long document is in parts"
     );
     let check: Value = serde_json::from_str(&ok(
         d,
@@ -57,13 +56,25 @@ fn each_host_has_its_limits_and_each_limit_can_be_overridden() {
         "check measures the same"
     );
 
-    // The host shapes no file: the build is up to date and reports against the new limits.
+    // The host shapes the files: Claude Code has no files cap (one file per document) but
+    // a token cap (the long document stays in parts).
     let (report, _) = build(d, &["K=1", "output.host=claude-code"]);
-    assert_eq!(report["tree"]["kind"], "up_to_date");
-    assert_eq!(report["platform"]["limits"]["files_per_skill"], Value::Null);
+    assert_ne!(report["tree"]["kind"], "up_to_date");
+    let p = &report["platform"];
+    assert_eq!(p["limits"]["files_per_skill"], Value::Null);
+    assert!(p["per_skill"][0]["files"].as_u64().unwrap() > 200, "{p}");
+    assert_eq!(p["warnings"], serde_json::json!([]), "{p}");
+    let all = crate::common::files(&d.join("o"));
+    assert!(!all.iter().any(|f| f.contains("/bundles/")));
+    assert!(all.iter().any(|f| f.contains("/parts/")));
+
+    // Over a limit that packing cannot meet is a warning naming the skill and the fix.
+    let (report, _) = build(d, &["K=1", "output.limits.files_per_skill=5"]);
     let warnings = report["platform"]["warnings"].to_string();
-    assert!(!warnings.contains("at most 200"), "{warnings}");
-    assert!(warnings.contains("Claude Code's Read tool"), "{warnings}");
+    assert!(
+        warnings.contains("accept at most 5 per skill") && warnings.contains("tree.p"),
+        "{warnings}"
+    );
 
     let (report, _) = build(
         d,
@@ -76,6 +87,13 @@ fn each_host_has_its_limits_and_each_limit_can_be_overridden() {
     assert_eq!(report["platform"]["limits"]["files_per_skill"], 1000);
     assert_eq!(report["platform"]["files_over_tokens"], 0, "no token limit");
     assert_eq!(report["platform"]["warnings"], serde_json::json!([]));
+    assert!(
+        report["platform"]["longest_file"]["tokens"]
+            .as_u64()
+            .unwrap()
+            > 10_000,
+        "without a token cap the long document is one file"
+    );
 
     let (report, _) = build(d, &["K=1", "output.host=files"]);
     assert_eq!(report["platform"]["limits"], serde_json::json!({}));
@@ -135,7 +153,9 @@ fn a_corpus_that_cannot_fit_the_host_is_refused_before_building() {
     let e = stderr(&o);
     assert!(
         e.contains("40 documents of")
-            && e.contains("at most 2 skills of 1000 bytes each hold 2000 bytes"),
+            && e.contains(
+                "at most 2 skills of 1000 bytes each (1000 bytes per upload) hold 2000 bytes"
+            ),
         "{e}"
     );
     assert!(e.contains("help:"), "{e}");

@@ -7,6 +7,7 @@ mod bad_input;
 mod batch;
 mod batch_server;
 mod build_example;
+mod bundles;
 mod cache;
 mod check;
 mod common;

@@ -288,12 +288,17 @@ fn rate_limits_and_oversized_uploads() {
 
 #[test]
 fn the_stand_in_server_refuses_a_skill_over_200_files() {
-    // One skill of 240 documents: c2s's own check is lifted so that the server's rule shows.
+    // One skill of 240 documents, one file each (host "files"): c2s's own check is lifted so
+    // that the server's rule shows.
     let server = SkillsServer::start(KEY);
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     crate::common::synth_corpus(&dir.join("docs"), 240, 1, 3);
-    write_config(dir, &server, "max_skill_files = 100000\n");
+    write_config(
+        dir,
+        &server,
+        "max_skill_files = 100000\n[output]\nhost = \"files\"\n",
+    );
     let toml = std::fs::read_to_string(dir.join("c2s.toml")).unwrap();
     std::fs::write(dir.join("c2s.toml"), toml.replace("K = 4", "K = 1")).unwrap();
     crate::common::ok(dir, &["build", "-q"]);

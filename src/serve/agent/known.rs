@@ -87,8 +87,11 @@ impl Known {
         }
         if let Some(id) = tools.document_of(path) {
             add(&mut self.ids, id);
+            add(&mut self.files, path.to_string());
+        } else {
+            let file = path.split_once('#').map_or(path, |(f, _)| f);
+            add(&mut self.files, file.to_string());
         }
-        add(&mut self.files, path.to_string());
     }
 
     /// What the next action may choose: the files and ids seen and not yet used, newest first.
@@ -154,15 +157,16 @@ fn join(dir: &str, target: &str) -> String {
     parts.join("/")
 }
 
-/// The targets of Markdown links `](target)` (anchors dropped).
+/// The targets of Markdown links `](target)`; same-file anchors (`#x`) are left out.
 fn links(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = text;
     while let Some(i) = rest.find("](") {
         let after = &rest[i + 2..];
         let Some(end) = after.find(')') else { break };
-        let t = after[..end].split('#').next().unwrap_or("").trim();
-        if !t.is_empty() && !t.contains("://") {
+        // A bundle link keeps its `#<id>`: the anchor names the document.
+        let t = after[..end].trim();
+        if !t.is_empty() && !t.starts_with('#') && !t.contains("://") {
             out.push(t.to_string());
         }
         rest = &after[end..];
@@ -207,8 +211,10 @@ mod tests {
         );
         assert_eq!(parent("skills/s0/SKILL.md"), "skills/s0");
         assert_eq!(
-            links("- [A](group-00/INDEX.md) — x\n- [B](docs/b.md#part) — y [c](https://x.io)"),
-            vec!["group-00/INDEX.md", "docs/b.md"]
+            links(
+                "- [A](group-00/INDEX.md) — x\n- [B](../bundles/001.md#b) — y [c](https://x.io) [d](#g)"
+            ),
+            vec!["group-00/INDEX.md", "../bundles/001.md#b"]
         );
     }
 }

@@ -315,24 +315,27 @@ impl<'a> Run<'a> {
             ),
             Err(err) => (format!("error: {err}"), true),
         };
-        // A document is opened by get_document, or by reading its file.
-        let opened = match call.name.as_str() {
+        // A document is opened by get_document, or by reading its file (or its bundle).
+        let opened: Vec<String> = match call.name.as_str() {
             "get_document" => text
                 .lines()
                 .next()
                 .and_then(|l| l.strip_prefix("id: "))
-                .map(str::to_string),
+                .map(str::to_string)
+                .into_iter()
+                .collect(),
             "cat" => call
                 .args
                 .get("path")
                 .and_then(Value::as_str)
-                .and_then(|p| tools.document_of(p)),
-            _ => None,
+                .map(|p| tools.documents_of(p, &text))
+                .unwrap_or_default(),
+            _ => Vec::new(),
         };
-        if let Some(id) = opened.clone().filter(|_| !is_err)
-            && !self.out.fetched.contains(&id)
-        {
-            self.out.fetched.push(id);
+        for id in opened.iter().filter(|_| !is_err) {
+            if !self.out.fetched.contains(id) {
+                self.out.fetched.push(id.clone());
+            }
         }
         if !is_err {
             let arg = call.args[protocol::arg_name(&call.name)]
@@ -347,9 +350,10 @@ impl<'a> Run<'a> {
         e.result_bytes = Some(text.len());
         e.error = Some(is_err);
         self.out.trace.push(e);
-        let text = match opened.filter(|_| !is_err) {
-            Some(id) => protocol::as_document(&id, &self.clip(text)),
-            None => self.clip(text),
+        let text = if opened.is_empty() || is_err {
+            self.clip(text)
+        } else {
+            protocol::as_document(&opened.join(", "), &self.clip(text))
         };
         CallResult { call, text, is_err }
     }

@@ -20,10 +20,25 @@ pub const SERVE_TREE: &str = "tree.json";
 pub const SERVE_VECTORS: &str = "vectors.bin";
 const VECTORS_MAGIC: &[u8; 8] = b"C2SVEC2\n";
 
-/// The file of one document.
+/// The file of one document (or the first part of a split one).
 pub fn doc_file(ctx: &Ctx, d: usize) -> Vec<u8> {
     let doc = &ctx.docs[d];
+    let parts = &ctx.place.docs[d].parts;
+    if !parts.is_empty() {
+        return super::bundle::part_file(ctx, d, 0);
+    }
     let mut s = String::with_capacity(doc.text.len() + 256);
+    frontmatter(ctx, d, None, &mut s);
+    s.push_str(&doc.text);
+    if !doc.text.ends_with('\n') {
+        s.push('\n');
+    }
+    s.into_bytes()
+}
+
+/// A document file's frontmatter: id, title, source, aliases, and which part it is.
+pub fn frontmatter(ctx: &Ctx, d: usize, part: Option<(usize, usize)>, s: &mut String) {
+    let doc = &ctx.docs[d];
     s.push_str("---\n");
     let _ = writeln!(s, "id: {}", yaml_str(&doc.id));
     let _ = writeln!(s, "title: {}", yaml_str(&ctx.cards[d].title));
@@ -39,19 +54,23 @@ pub fn doc_file(ctx: &Ctx, d: usize) -> Vec<u8> {
                 .join(", ")
         );
     }
-    s.push_str("---\n");
-    s.push_str(&doc.text);
-    if !doc.text.ends_with('\n') {
-        s.push('\n');
+    if let Some((k, n)) = part {
+        let _ = writeln!(s, "part: \"{} of {n}\"", k + 1);
     }
-    s.into_bytes()
+    s.push_str("---\n");
 }
 
 /// The small files that point a folded duplicate's id at the document it was folded into.
 pub fn alias_files(ctx: &Ctx, d: usize) -> Vec<(String, Vec<u8>)> {
     let doc = &ctx.docs[d];
     let mut out = Vec::new();
-    let folder = &ctx.tree.nodes[ctx.home[d]].path;
+    if ctx.place.docs[d].anchor.is_some() {
+        // A bundled document's aliases are anchors in its bundle.
+        return out;
+    }
+    let Some(folder) = ctx.place.docs[d].file.rsplit_once("/docs/").map(|(f, _)| f) else {
+        return out;
+    };
     for alias in &doc.aliases {
         let text = format!(
             "---\nid: {}\nsame_as: {}\n---\nThe same text as [{}]({}.md).\n",
@@ -133,6 +152,10 @@ pub struct ServeNode {
     pub docs: Vec<String>,
     /// `@see` stub document ids (leaves).
     pub see_also: Vec<String>,
+    /// The page that shows the node when it is not its own `INDEX.md`: `<parent page>#<folder>`
+    /// for a leaf folded into its parent's page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<String>,
 }
 
 /// `tree.json`: the tree, nodes in path order.
@@ -172,6 +195,7 @@ pub fn serve_tree(ctx: &Ctx) -> String {
             children: n.children.iter().map(|&c| pos[c]).collect(),
             docs: ids(&n.docs),
             see_also: ids(&n.see_also),
+            page: ctx.place.folded[i].then(|| ctx.place.pages[i].clone()),
         };
         s.push_str(&json(&node));
         s.push_str(if p + 1 < order.len() { ",\n" } else { "\n" });

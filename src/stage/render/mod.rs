@@ -1,10 +1,13 @@
-//! Render stage: folder names and paths, then every output file: SKILL.md / INDEX.md navigation
-//! files (`nav`), one Markdown file per document and the serving data (`files`), and the entity
-//! indexes (`entities`). The manifest is added by the build.
+//! Render stage: folder names and paths, where each document and page goes for the host's limits
+//! (`place`), then every output file: SKILL.md / INDEX.md navigation files (`nav`), a Markdown
+//! file per document and the serving data (`files`), bundles and document parts (`bundle`), and
+//! the entity indexes (`entities`). The manifest is added by the build.
 
+mod bundle;
 mod entities;
 mod files;
 mod nav;
+pub mod place;
 
 use std::collections::BTreeMap;
 
@@ -16,6 +19,7 @@ use crate::stage::enrich::EntityEntry;
 use crate::stage::label::{sibling_slugs, strip_common_words};
 use crate::tree::Tree;
 
+pub use bundle::{find_section, section_ids};
 pub use files::{SERVE_TREE, SERVE_VECTORS, ServeTree, decode_vectors, doc_entries_json};
 
 /// Everything the renderer reads.
@@ -25,26 +29,42 @@ pub struct Ctx<'a> {
     pub cards: &'a [Card],
     /// The leaf each document lives in.
     pub home: Vec<usize>,
+    /// Where each document and page is, for the host's limits.
+    pub place: place::Placement,
 }
 
 impl<'a> Ctx<'a> {
-    pub fn new(tree: &'a Tree, docs: &'a [Document], cards: &'a [Card]) -> Ctx<'a> {
-        let home = tree
+    pub fn new(
+        tree: &'a Tree,
+        docs: &'a [Document],
+        cards: &'a [Card],
+        limits: crate::config::HostLimits,
+    ) -> Ctx<'a> {
+        let home: Vec<usize> = tree
             .home_leaf(docs.len())
             .into_iter()
             .map(|h| h.expect("every document lives in a leaf"))
             .collect();
+        let place = place::place(&place::Inputs {
+            tree,
+            docs,
+            cards,
+            home: &home,
+            limits,
+        });
         Ctx {
             tree,
             docs,
             cards,
             home,
+            place,
         }
     }
 
-    /// Path of a document's file relative to the output root: `<home leaf>/docs/<id>.md`.
-    pub fn doc_path(&self, d: usize) -> String {
-        doc_file(&self.tree.nodes[self.home[d]].path, &self.docs[d].id)
+    /// A document's link target relative to the output root: its file (`docs/<id>.md`, the
+    /// first part when split), or `bundles/NNN.md#<id>` when bundled.
+    pub fn doc_link(&self, d: usize) -> String {
+        self.place.docs[d].link()
     }
 }
 
@@ -62,9 +82,22 @@ pub fn all_files<'a>(
 ) -> (Files<'a>, usize) {
     use rayon::prelude::*;
     let tree = ctx.tree;
+    let entity_files: Vec<Vec<(String, String)>> = tree
+        .roots
+        .par_iter()
+        .map(|&r| entities::skill_files(tree, &ctx.place, r, index))
+        .collect();
+    let mut globs = vec![String::new(); tree.nodes.len()];
+    for (&r, files) in tree.roots.iter().zip(&entity_files) {
+        globs[r] = entities::entity_glob(files.len());
+    }
     let mut out: Files = (0..tree.nodes.len())
         .into_par_iter()
-        .map(|i| (tree.nav_file(i), nav::nav_file(ctx, i).into_bytes()))
+        .filter(|&i| !ctx.place.folded[i])
+        .map(|i| {
+            let glob = &globs[tree.root_of(i)];
+            (tree.nav_file(i), nav::nav_file(ctx, i, glob).into_bytes())
+        })
         .collect::<Vec<_>>()
         .into_iter()
         .map(|(k, v)| (k, v.into()))
@@ -73,13 +106,29 @@ pub fn all_files<'a>(
     // Document files, documents.json and the vectors repeat what is in memory already: they
     // are made when hashed and when written, never held.
     for d in 0..ctx.docs.len() {
+        let place = &ctx.place.docs[d];
+        if place.anchor.is_some() {
+            continue;
+        }
         out.insert(
-            ctx.doc_path(d),
+            place.file.clone(),
             Content::lazy(move |w| w.write_all(&files::doc_file(ctx, d))),
         );
+        for (k, part) in place.parts.iter().enumerate().skip(1) {
+            out.insert(
+                part.file.clone(),
+                Content::lazy(move |w| w.write_all(&bundle::part_file(ctx, d, k))),
+            );
+        }
         for (path, bytes) in files::alias_files(ctx, d) {
             out.insert(path, bytes.into());
         }
+    }
+    for (b, bundle) in ctx.place.bundles.iter().enumerate() {
+        out.insert(
+            bundle.file.clone(),
+            Content::lazy(move |w| w.write_all(&bundle::bundle_file(ctx, b))),
+        );
     }
     out.insert(
         "documents.json".into(),
@@ -95,18 +144,18 @@ pub fn all_files<'a>(
     );
     out.insert(
         "entity_index.md".into(),
-        entities::global_markdown(tree, index).into_bytes().into(),
+        entities::global_markdown(tree, &ctx.place, index)
+            .into_bytes()
+            .into(),
     );
     out.insert(
         "entity_index.json".into(),
-        entities::global_json(tree, index).into_bytes().into(),
+        entities::global_json(tree, &ctx.place, index)
+            .into_bytes()
+            .into(),
     );
-    for &r in &tree.roots {
-        let path = format!("{}/{}", tree.nodes[r].path, entities::SKILL_ENTITIES);
-        out.insert(
-            path,
-            entities::skill_markdown(tree, r, index).into_bytes().into(),
-        );
+    for (path, text) in entity_files.into_iter().flatten() {
+        out.insert(path, text.into_bytes().into());
     }
     (out, navigation)
 }

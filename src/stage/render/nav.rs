@@ -4,7 +4,6 @@
 
 use std::fmt::Write as _;
 
-use super::entities::SKILL_ENTITIES;
 use super::{Ctx, count, relative, yaml_str};
 use crate::llm::Card;
 use crate::text::clip_words;
@@ -24,7 +23,7 @@ const GROUP_DESCRIPTION: usize = 200;
 const WHEN_ENTITIES: usize = 4;
 
 /// Renders the navigation file of one node.
-pub fn nav_file(ctx: &Ctx, node: usize) -> String {
+pub fn nav_file(ctx: &Ctx, node: usize, entity_glob: &str) -> String {
     let tree = ctx.tree;
     let n = &tree.nodes[node];
     let mut s = String::with_capacity(2048);
@@ -58,29 +57,50 @@ pub fn nav_file(ctx: &Ctx, node: usize) -> String {
                 s,
                 "- [{}]({})",
                 link_text(&ctx.cards[d].title),
-                relative(&n.path, &ctx.doc_path(d))
+                relative(&n.path, &ctx.doc_link(d))
             );
         }
         s.push('\n');
     }
     s.push_str("## Contents\n");
     if n.children.is_empty() {
-        document_rows(&mut s, ctx, node);
+        document_rows(&mut s, ctx, node, &n.path);
     } else {
         for &c in &n.children {
             let k = &tree.nodes[c];
+            let link = if ctx.place.folded[c] {
+                format!("#{}", k.folder)
+            } else {
+                relative(&n.path, &tree.nav_file(c))
+            };
             let _ = writeln!(
                 s,
-                "- [{}]({}) — {} — {}",
+                "- [{}]({link}) — {} — {}",
                 k.folder,
-                relative(&n.path, &tree.nav_file(c)),
                 count(k.num_documents, "document"),
                 clip_words(crate::text::first_sentence(&k.summary), 20)
             );
         }
+        for &c in n.children.iter().filter(|&&c| ctx.place.folded[c]) {
+            folded_section(&mut s, ctx, c, &n.path);
+        }
     }
-    directions(&mut s, ctx, node);
+    directions(&mut s, ctx, node, entity_glob);
     s
+}
+
+/// A leaf folded into its parent's page: a heading and anchor named by its folder, its
+/// summary, and its document rows.
+fn folded_section(s: &mut String, ctx: &Ctx, leaf: usize, from: &str) {
+    let k = &ctx.tree.nodes[leaf];
+    let _ = writeln!(
+        s,
+        "\n<a id=\"{}\"></a>\n### {}\n{}\n",
+        k.folder,
+        k.folder,
+        k.summary.trim()
+    );
+    document_rows(s, ctx, leaf, from);
 }
 
 /// Frontmatter with only the Agent Skills fields; c2s's own go under `metadata`, as strings.
@@ -97,9 +117,10 @@ fn frontmatter(s: &mut String, n: &Node, description: &str) {
     s.push_str("---\n");
 }
 
-/// Document rows (sorted by id), each linking the document's file, then `@see` stubs linking the
-/// home file of a document that lives in another group.
-fn document_rows(s: &mut String, ctx: &Ctx, node: usize) {
+/// Document rows (sorted by id), each linking the document's file (or its section of a bundle),
+/// then `@see` stubs linking the home of a document that lives in another group; links are
+/// relative to the folder `from` of the page they are on.
+fn document_rows(s: &mut String, ctx: &Ctx, node: usize, from: &str) {
     let n = &ctx.tree.nodes[node];
     let mut rows: Vec<usize> = n.docs.clone();
     rows.sort_by(|a, b| ctx.docs[*a].id.cmp(&ctx.docs[*b].id));
@@ -107,9 +128,9 @@ fn document_rows(s: &mut String, ctx: &Ctx, node: usize) {
         let c = &ctx.cards[d];
         let _ = write!(
             s,
-            "- [{}](docs/{}.md) — {}",
+            "- [{}]({}) — {}",
             link_text(&c.title),
-            ctx.docs[d].id,
+            relative(from, &ctx.doc_link(d)),
             clip_words(&c.one_line, ROW_WORDS)
         );
         let phrases = row_phrases(c);
@@ -125,23 +146,31 @@ fn document_rows(s: &mut String, ctx: &Ctx, node: usize) {
             s,
             "- @see [{}]({})",
             link_text(&ctx.cards[d].title),
-            relative(&n.path, &ctx.doc_path(d)),
+            relative(from, &ctx.doc_link(d)),
         );
     }
 }
 
 /// The fixed instructions at the end of every navigation file.
-fn directions(s: &mut String, ctx: &Ctx, node: usize) {
+fn directions(s: &mut String, ctx: &Ctx, node: usize, entity_glob: &str) {
     let tree = ctx.tree;
     let n = &tree.nodes[node];
     let root = &tree.nodes[tree.root_of(node)];
-    let entities = relative(&n.path, &format!("{}/{SKILL_ENTITIES}", root.path));
+    let entities = relative(&n.path, &format!("{}/{entity_glob}", root.path));
+    let folded = n.children.iter().any(|&c| ctx.place.folded[c]);
     s.push_str("\n## How to navigate\n");
     if n.children.is_empty() {
-        s.push_str(
-            "- Open each fitting row's file, or `get_document` with its id (the file name). \
-             `@see` rows live in another group.\n",
-        );
+        if n.docs.iter().any(|&d| ctx.place.docs[d].anchor.is_some()) {
+            s.push_str(
+                "- Open each fitting row's link (a `bundles/NNN.md#<id>` link is one section of \
+                 that file), or `get_document` with its id. `@see` rows live in another group.\n",
+            );
+        } else {
+            s.push_str(
+                "- Open each fitting row's file, or `get_document` with its id (the file name). \
+                 `@see` rows live in another group.\n",
+            );
+        }
         let up = if n.parent.is_some() {
             "Go up and read the next best sub-group"
         } else {
@@ -150,6 +179,15 @@ fn directions(s: &mut String, ctx: &Ctx, node: usize) {
         let _ = writeln!(
             s,
             "- Nothing fits? {up}, or `grep -i \"name\" {entities}` for a named product, \
+             setting or error."
+        );
+    } else if folded {
+        let _ = writeln!(
+            s,
+            "- The sub-groups' documents are listed in the sections above: open each fitting \
+             row's link (a `bundles/NNN.md#<id>` link is one section of that file), or \
+             `get_document` with its id.\n\
+             - Nothing fits? Go up, or `grep -i \"name\" {entities}` for a named product, \
              setting or error."
         );
     } else {
