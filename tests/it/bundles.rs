@@ -341,6 +341,12 @@ fn ten_thousand_documents_for_the_skills_api_fit_and_publish() {
         assert!(s["bytes"].as_u64().unwrap() <= 30_000_000, "{s}");
     }
     assert!(stderr(&o).contains("Packed"), "{}", stderr(&o));
+    // Without a token cap bundles still stay near one read each, not one per skill.
+    assert!(
+        p["longest_file"]["bytes"].as_u64().unwrap() < 400_000,
+        "{}",
+        p["longest_file"]
+    );
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_c2s"))
         .arg("publish")
         .current_dir(d)

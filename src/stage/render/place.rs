@@ -278,7 +278,17 @@ fn choose(
         .sum();
     let budget = match file_bytes {
         Some(b) => b - HEADER_ROOM,
-        None => spread(&small, cap.saturating_sub(nodes + long + extra)),
+        // Room for bundles once every leaf page that can be is folded.
+        None => {
+            let pages = subtree(tree, root)
+                .into_iter()
+                .filter(|&n| !tree.nodes[n].children.is_empty() || tree.nodes[n].parent.is_none())
+                .count();
+            spread(
+                &small,
+                cap.saturating_sub(pages + long + extra).max(cap / 2),
+            )
+        }
     };
     let bundles = pack(&small, budget);
     let files = nodes + bundles.len() + long + extra;
