@@ -93,10 +93,28 @@ fn every_top_level_skill_passes_the_reference_validator() {
     // A larger generated corpus, with labels from many different words.
     crate::common::synth_corpus(&tmp.path().join("synth"), 300, 9, 3);
     ok(tmp.path(), &["build", "synth", "-q", "--out", "synth-out"]);
+    // The same corpus packed for a small files cap: bundles and folded leaf pages.
+    let packed = [
+        "build",
+        "synth",
+        "-q",
+        "--out",
+        "packed-out",
+        "--set",
+        "K=1",
+        "--set",
+        "p=4",
+        "--set",
+        "output.limits.files_per_skill=60",
+    ];
+    ok(tmp.path(), &packed);
+    let packed_files = crate::common::files(&tmp.path().join("packed-out"));
+    assert!(packed_files.iter().any(|f| f.contains("/bundles/")));
     let n = validate_all(&validator, &example)
         + validate_all(&validator, &small)
-        + validate_all(&validator, &tmp.path().join("synth-out"));
-    assert!(n >= 8, "{n} skills validated");
+        + validate_all(&validator, &tmp.path().join("synth-out"))
+        + validate_all(&validator, &tmp.path().join("packed-out"));
+    assert!(n >= 9, "{n} skills validated");
     // And the validator is not a rubber stamp: an extra frontmatter field fails it.
     let bad = tmp.path().join("bad-skill");
     std::fs::create_dir(&bad).unwrap();
