@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use super::nav::link_text;
 use super::{Ctx, relative};
 use crate::ingest::Document;
 use crate::text::one_line;
@@ -126,10 +127,6 @@ fn about(text: &str) -> String {
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| text.trim());
     crate::text::clip_words(&one_line(first), 10)
-}
-
-fn link_text(title: &str) -> String {
-    one_line(title).replace('[', "\\[").replace(']', "\\]")
 }
 
 /// The section of document `id` in a bundle's text, from its anchor to the next one; `None`

@@ -266,7 +266,7 @@ fn row_phrases(c: &Card) -> Vec<&str> {
 }
 
 /// A title as Markdown link text: one line, brackets escaped.
-fn link_text(title: &str) -> String {
+pub(super) fn link_text(title: &str) -> String {
     crate::text::one_line(title)
         .replace('[', "\\[")
         .replace(']', "\\]")
