@@ -252,7 +252,8 @@ fn choose(
         return (Packing::Files, Vec::new(), Vec::new());
     };
     let tree = inp.tree;
-    let nodes = subtree(tree, root).len();
+    let members = subtree(tree, root);
+    let nodes = members.len();
     let docs = tree.descendant_docs(root);
     // The skill's entities.md and its parts (estimated: the index is made later), and a few
     // files to spare for the estimates.
@@ -280,9 +281,9 @@ fn choose(
         Some(b) => b - HEADER_ROOM,
         // Room for bundles once every leaf page that can be is folded.
         None => {
-            let pages = subtree(tree, root)
-                .into_iter()
-                .filter(|&n| !tree.nodes[n].children.is_empty() || tree.nodes[n].parent.is_none())
+            let pages = members
+                .iter()
+                .filter(|&&n| !tree.nodes[n].children.is_empty() || tree.nodes[n].parent.is_none())
                 .count();
             spread(
                 &small,
@@ -295,22 +296,27 @@ fn choose(
     if files <= cap {
         return (Packing::Bundled, bundles, Vec::new());
     }
-    let leaves = leaves_to_fold(inp, root, files - cap, file_bytes);
+    let leaves = leaves_to_fold(inp, &members, files - cap, file_bytes);
     (Packing::Folded, bundles, leaves)
 }
 
 /// The leaves whose pages become sections of their parent's page, so that `need` fewer files
 /// are left: the smallest first, each while its parent's page stays under the token cap.
-fn leaves_to_fold(inp: &Inputs, root: usize, need: usize, file_bytes: Option<usize>) -> Vec<usize> {
+fn leaves_to_fold(
+    inp: &Inputs,
+    nodes: &[usize],
+    need: usize,
+    file_bytes: Option<usize>,
+) -> Vec<usize> {
     let tree = inp.tree;
-    let nodes = subtree(tree, root);
     let mut page: std::collections::HashMap<usize, usize> = nodes
         .iter()
         .filter(|&&n| !tree.nodes[n].children.is_empty())
         .map(|&n| (n, page_estimate(inp, n)))
         .collect();
     let mut leaves: Vec<(usize, usize, usize)> = nodes
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|&n| tree.nodes[n].children.is_empty())
         .filter_map(|n| tree.nodes[n].parent.map(|p| (n, p, page_estimate(inp, n))))
         .collect();
