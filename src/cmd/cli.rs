@@ -36,6 +36,9 @@ pub enum Command {
     Eval(EvalArgs),
     /// Upload the top-level skills to the Claude Skills API (only those that changed).
     Publish(PublishArgs),
+    /// Zip each top-level skill for upload (claude.ai, Claude Code) and write a static discovery
+    /// site (.well-known/agent-skills/index.json with each archive's sha256 digest).
+    Pack(PackArgs),
     /// Inspect or prune the memo.
     Cache {
         #[command(subcommand)]
@@ -106,6 +109,22 @@ pub struct PublishArgs {
     /// Delete remote skills that c2s published and the output no longer has.
     #[arg(long)]
     pub prune: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PackArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// The pack folder (default: OUT-pack next to the output folder).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Where the archives will be served, for the index's absolute `url`s
+    /// (default: relative to the index, e.g. `skill-00-billing.zip`).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Print the packed skills as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

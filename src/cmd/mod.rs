@@ -1,5 +1,5 @@
 //! The command layer: one file per command (`build`, `check`, `clean`, `cache`, `eval`,
-//! `watch`, `serve` for `ask` and `mcp`), the CLI grammar (`cli`), dispatch and exit codes.
+//! `watch`, `serve` for `ask` and `mcp`, `publish`, `pack`), the CLI grammar (`cli`), dispatch and exit codes.
 
 pub mod build;
 pub mod cache;
@@ -8,6 +8,7 @@ pub mod clean;
 pub mod cli;
 pub mod error;
 pub mod eval;
+pub mod pack;
 pub mod publish;
 pub mod serve;
 pub mod watch;
@@ -38,6 +39,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Mcp(args) => serve::mcp_cmd(args),
         Command::Eval(args) => eval::eval_cmd(args, &progress),
         Command::Publish(args) => publish::publish_cmd(args, &progress),
+        Command::Pack(args) => pack::pack_cmd(args, &progress),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -1,10 +1,10 @@
-//! `PublishError`: what stops `c2s publish`.
+//! `PublishError`: what stops `c2s publish` and `c2s pack`.
 
 use std::path::PathBuf;
 
 use crate::serve::ServeError;
 
-/// Errors of `c2s publish`.
+/// Errors of `c2s publish` and `c2s pack`.
 #[derive(Debug, thiserror::Error)]
 pub enum PublishError {
     #[error(transparent)]
@@ -33,6 +33,16 @@ pub enum PublishError {
         skill: String,
         files: usize,
         limit: usize,
+    },
+    #[error("cannot pack: {0}")]
+    Pack(String),
+    #[error(transparent)]
+    Zip(#[from] super::zip::ZipError),
+    #[error("{context} {path}: {source}")]
+    Io {
+        context: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
     },
     #[error(
         "{out} differs from what the last build wrote ({what}); nothing was sent\n  help: run `c2s build` (or `c2s check` to see why) and publish again"

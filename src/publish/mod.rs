@@ -1,12 +1,15 @@
-//! `c2s publish`: uploads each top-level skill folder of a built output to the Claude Skills API
-//! — a new skill the first time, a new version only when the folder's content changed — and
-//! records ids, versions and content hashes in `c2s-publish.json` after every change, so a
-//! publish is incremental, survives a fresh clone, and resumes after a kill.
+//! Distribution of a built output's top-level skills. `c2s publish` uploads each skill folder to
+//! the Claude Skills API — a new skill the first time, a new version only when the folder's
+//! content changed — and records ids, versions and content hashes in `c2s-publish.json` after
+//! every change, so a publish is incremental, survives a fresh clone, and resumes after a kill.
+//! `c2s pack` (in `pack`) writes upload zips and a static discovery site instead.
 
 mod error;
 pub use error::PublishError;
 pub mod api;
+pub mod pack;
 pub mod state;
+mod zip;
 
 use std::collections::BTreeMap;
 use std::path::Path;

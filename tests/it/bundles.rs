@@ -3,7 +3,7 @@
 //! is not enough, long documents split into parts under the token cap; bundled documents open by
 //! id, by link and through `cat`'s anchor; an edit rewrites its own bundle and the path to the
 //! root; a 10,000-document build for the Skills API publishes to a server that enforces the
-//! real limits.
+//! real limits, and packs into upload zips within them.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -360,5 +360,23 @@ fn ten_thousand_documents_for_the_skills_api_fit_and_publish() {
         let files = &s.versions.last().unwrap().1;
         assert!(files.len() <= 200, "{}", files.len());
         assert!(files.iter().any(|f| f.ends_with("/SKILL.md")));
+    }
+    // The same skills as claude.ai upload zips: within 200 entries each, as the real unzip
+    // lists them, and a discovery index naming every one.
+    let o = c2s(d, &["pack", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let packed: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let packed = packed["skills"].as_array().unwrap();
+    assert_eq!(packed.len(), skills.len());
+    for s in packed {
+        let zip = s["upload"].as_str().unwrap();
+        let o = std::process::Command::new("unzip")
+            .args(["-Z1", zip])
+            .output()
+            .expect("unzip runs");
+        assert!(o.status.success(), "{zip}");
+        let entries = String::from_utf8(o.stdout).unwrap().lines().count();
+        assert_eq!(entries as u64, s["files"].as_u64().unwrap());
+        assert!(entries <= 200, "{zip}: {entries} entries");
     }
 }

@@ -24,6 +24,7 @@ mod llm;
 mod llm_server;
 mod navigation;
 mod onnx;
+mod pack;
 mod planted;
 mod portable;
 mod publish;
