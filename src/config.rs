@@ -17,7 +17,7 @@ pub use load::Loaded;
 
 pub use embed::*;
 pub use endpoint::Limits;
-pub use host::{BYTES_PER_TOKEN, Host, HostLimits};
+pub use host::{BYTES_PER_TOKEN, DocumentsIn, Host, HostLimits};
 pub use llm::*;
 
 /// The whole configuration. Every section has defaults, so an empty file is valid.
@@ -154,6 +154,10 @@ pub struct OutputConfig {
     /// Limits that replace the host's, one by one.
     #[serde(skip_serializing_if = "is_no_limit")]
     pub limits: HostLimits,
+    /// `in-skills` (the default) or `by-id`: documents only in `documents.json`, opened with
+    /// `get_document`, so that the skill folders hold navigation alone.
+    #[serde(skip_serializing_if = "DocumentsIn::is_in_skills")]
+    pub documents: DocumentsIn,
 }
 
 fn is_no_limit(l: &HostLimits) -> bool {
@@ -247,6 +251,7 @@ impl Default for OutputConfig {
             skills_dir: None,
             host: Host::default(),
             limits: HostLimits::default(),
+            documents: DocumentsIn::default(),
         }
     }
 }
@@ -291,10 +296,12 @@ impl Config {
             .iter()
             .map(|p| PathBuf::from(crate::paths::display(p, base)))
             .collect();
-        // The host's limits shape the files (bundles, parts, folded pages); the folders do not.
+        // The host's limits and where documents go shape the files (bundles, parts, folded
+        // pages); the folders do not.
         c.output = OutputConfig {
             host: self.output.host,
             limits: self.output.limits,
+            documents: self.output.documents,
             ..OutputConfig::default()
         };
         c.cache = CacheConfig::default();

@@ -15,18 +15,10 @@ pub enum BuildError {
         "no usable documents in {paths}\n  help: check corpus.paths and the include/exclude globs; supported formats are .md .markdown .txt .json .jsonl .html .htm"
     )]
     EmptyCorpus { paths: String },
-    #[error(
-        "{documents} documents of {bytes} bytes cannot fit {host}: at most {skills} skills of {per_skill} bytes each ({why}) hold {capacity} bytes; nothing was built\n  help: split the corpus into several outputs, or set [output] host = \"claude-code\" or \"files\" if the output is not uploaded (or raise output.limits.bytes_per_skill)"
-    )]
-    DoesNotFit {
-        documents: usize,
-        bytes: u64,
-        host: String,
-        skills: usize,
-        per_skill: u64,
-        why: String,
-        capacity: u64,
-    },
+    /// The corpus is larger than the host's skills hold (`format::limits::fits_the_host` says
+    /// by how much, and the choices).
+    #[error("{0}")]
+    DoesNotFit(String),
     #[error(
         "corpus path {path} does not exist\n  help: fix corpus.paths in the config or the PATH argument"
     )]

@@ -27,6 +27,25 @@ pub enum Host {
     Files,
 }
 
+/// Where the documents' text goes (`[output] documents`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DocumentsIn {
+    /// In the skill folders: a file per document, or bundles when the host's files cap needs.
+    #[default]
+    InSkills,
+    /// Only in `documents.json`: the skills hold the navigation pages, whose rows give each
+    /// document's id, and an agent opens a document with `get_document` (`c2s mcp`,
+    /// `c2s ask`), as the reference code serves them.
+    ById,
+}
+
+impl DocumentsIn {
+    pub fn is_in_skills(&self) -> bool {
+        *self == DocumentsIn::InSkills
+    }
+}
+
 /// The limits of a host; `None` is no limit.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

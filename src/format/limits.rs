@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::config::{BYTES_PER_TOKEN, Host, HostLimits};
+use crate::config::{BYTES_PER_TOKEN, DocumentsIn, Host, HostLimits};
 use crate::format::split_skill;
 
 /// Skills one Claude API request may load (`container.skills`).
@@ -56,6 +56,7 @@ pub fn measure<'a>(
     sizes: impl IntoIterator<Item = (&'a str, u64)>,
     host: Host,
     limits: HostLimits,
+    documents: DocumentsIn,
 ) -> PlatformReport {
     let mut per: BTreeMap<&str, SkillSize> = BTreeMap::new();
     let mut longest: Option<(&str, u64)> = None;
@@ -82,7 +83,14 @@ pub fn measure<'a>(
         bytes,
         tokens: tokens(bytes),
     });
-    let warnings = warnings(&per_skill, longest_file.as_ref(), over, host, &limits);
+    let warnings = warnings(
+        &per_skill,
+        longest_file.as_ref(),
+        over,
+        host,
+        &limits,
+        documents,
+    );
     PlatformReport {
         host: host.name().to_string(),
         limits,
@@ -101,6 +109,7 @@ fn warnings(
     over: usize,
     host: Host,
     limits: &HostLimits,
+    documents: DocumentsIn,
 ) -> Vec<String> {
     let mut w = Vec::new();
     let host = format!("[output] host = \"{}\"", host.name());
@@ -112,10 +121,17 @@ fn warnings(
     }
     let not_uploaded =
         "or, if the output is not uploaded, set [output] host = \"claude-code\" or \"files\"";
+    let (packed, by_id) = match documents {
+        DocumentsIn::InSkills => (
+            "its documents are already in bundles",
+            "set [output] documents = \"by-id\" (the skills keep only navigation; agents open documents with get_document), ",
+        ),
+        DocumentsIn::ById => ("its documents are served by id", ""),
+    };
     for s in per_skill {
         if let Some(max) = limits.files_per_skill.filter(|&m| s.files > m) {
             w.push(format!(
-                "skill {} has {} files: the Claude Skills API and claude.ai accept at most {max} per skill ({host}), and its documents are already in bundles with as many leaf groups folded into their parents' pages as the token limit allows: set a larger tree.p (fewer, bigger groups), split the corpus into several outputs, {not_uploaded}",
+                "skill {} has {} files: the Claude Skills API and claude.ai accept at most {max} per skill ({host}), and {packed} with as many leaf groups folded into their parents' pages as the token limit allows: set a larger tree.p (fewer, bigger groups), {by_id}split the corpus into several outputs, {not_uploaded}",
                 s.name, s.files
             ));
         }
@@ -135,13 +151,32 @@ fn warnings(
     w
 }
 
+/// Bytes of one document's row on a navigation page (title, one-line, phrases, id), about: what
+/// a skill holds per document when documents are served by id.
+pub const ROW_BYTES: u64 = 200;
+
 /// Refuses, before anything expensive, a corpus whose documents alone are more than the host's
-/// skills can hold (every document's text is in some skill's files).
+/// skills can hold: every document's text is in some skill's files, or with
+/// `documents = "by-id"` every document's row.
 pub fn fits_the_host(
     documents: usize,
     bytes: u64,
     output: &crate::config::OutputConfig,
 ) -> Result<(), crate::error::BuildError> {
+    let by_id = output.documents == DocumentsIn::ById;
+    let (what, bytes, help) = if by_id {
+        (
+            "their rows on the navigation pages, about 200 bytes each",
+            documents as u64 * ROW_BYTES,
+            "split the corpus into several outputs, or set [output] host = \"claude-code\" or \"files\" if the output is not uploaded",
+        )
+    } else {
+        (
+            "their text",
+            bytes,
+            "set [output] documents = \"by-id\" to keep the documents out of the skill folders (agents open them by id with get_document, through `c2s mcp` or `c2s ask`), split the corpus into several outputs, or set [output] host = \"claude-code\" or \"files\" if the output is not uploaded",
+        )
+    };
     let limits = output.limits();
     // Files of at most the token limit bound a skill too, however its documents are packed.
     let by_files = limits
@@ -168,15 +203,12 @@ pub fn fits_the_host(
     if bytes <= capacity {
         return Ok(());
     }
-    Err(crate::error::BuildError::DoesNotFit {
-        documents,
-        bytes,
-        host: format!("[output] host = \"{}\"", output.host.name()),
-        skills,
-        per_skill,
-        why,
-        capacity,
-    })
+    Err(crate::error::BuildError::DoesNotFit(format!(
+        "{documents} documents ({what}: {bytes} bytes) cannot fit [output] host = \"{}\": at most \
+         {skills} skills of {per_skill} bytes each ({why}) hold {capacity} bytes; nothing was \
+         built\n  help: {help}",
+        output.host.name()
+    )))
 }
 
 #[cfg(test)]
@@ -195,7 +227,12 @@ mod tests {
         }
         files.push(("documents.json".into(), 99_000_000));
         let sizes = || files.iter().map(|(p, b)| (p.as_str(), *b));
-        let r = measure(sizes(), Host::All, Host::All.limits());
+        let r = measure(
+            sizes(),
+            Host::All,
+            Host::All.limits(),
+            DocumentsIn::InSkills,
+        );
         assert_eq!(r.skills, 9);
         assert_eq!(r.per_skill[0].files, 2);
         assert_eq!(r.per_skill[0].bytes, big + 10);
@@ -216,9 +253,19 @@ mod tests {
             "{}",
             r.warnings[2]
         );
-        let files_host = measure(sizes(), Host::Files, Host::Files.limits());
+        let files_host = measure(
+            sizes(),
+            Host::Files,
+            Host::Files.limits(),
+            DocumentsIn::InSkills,
+        );
         assert!(files_host.warnings.is_empty());
-        let code = measure(sizes(), Host::ClaudeCode, Host::ClaudeCode.limits());
+        let code = measure(
+            sizes(),
+            Host::ClaudeCode,
+            Host::ClaudeCode.limits(),
+            DocumentsIn::InSkills,
+        );
         assert_eq!(
             code.warnings.len(),
             1,

@@ -324,7 +324,13 @@ fn build_on(
     for w in &fallbacks {
         progress.warning(&w.to_string());
     }
-    let ctx = render::Ctx::new(&tree, docs, &cards, cfg.output.limits());
+    let ctx = render::Ctx::new(
+        &tree,
+        docs,
+        &cards,
+        cfg.output.limits(),
+        cfg.output.documents,
+    );
     for note in ctx.place.notes(&tree) {
         progress.status("Packed", &note);
     }

@@ -106,6 +106,7 @@ pub(crate) fn render_files<'a>(
         files.keys().map(String::as_str).zip(sizes),
         cfg.output.host,
         cfg.output.limits(),
+        cfg.output.documents,
     );
     files.insert(LOCK_FILE.into(), lock.to_json().into_bytes().into());
     // The publish manifest belongs to `c2s publish`: a build keeps it as it is.

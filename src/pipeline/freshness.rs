@@ -85,6 +85,7 @@ impl Examined {
             self.outputs.iter().map(|(k, n)| (k.as_str(), *n)),
             output.host,
             output.limits(),
+            output.documents,
         ))
     }
 }

@@ -75,6 +75,7 @@ fn each_host_has_its_limits_and_each_limit_can_be_overridden() {
         warnings.contains("accept at most 5 per skill") && warnings.contains("tree.p"),
         "{warnings}"
     );
+    assert!(warnings.contains("documents = \\\"by-id\\\""), "{warnings}");
 
     let (report, _) = build(
         d,
@@ -144,7 +145,7 @@ fn a_corpus_that_cannot_fit_the_host_is_refused_before_building() {
         "--set",
         "output.limits.skills=2",
         "--set",
-        "output.limits.bytes_per_skill=1000",
+        "output.limits.bytes_per_skill=4500",
     ];
     let mut args = vec!["build", "c", "--out", "o"];
     args.extend(sets);
@@ -152,14 +153,48 @@ fn a_corpus_that_cannot_fit_the_host_is_refused_before_building() {
     assert_eq!(o.status.code(), Some(2));
     let e = stderr(&o);
     assert!(
-        e.contains("40 documents of")
+        e.contains("40 documents (their text: ")
             && e.contains(
-                "at most 2 skills of 1000 bytes each (1000 bytes per upload) hold 2000 bytes"
+                "at most 2 skills of 4500 bytes each (4500 bytes per upload) hold 9000 bytes"
             ),
         "{e}"
     );
-    assert!(e.contains("help:"), "{e}");
+    assert!(
+        e.contains("help: set [output] documents = \"by-id\""),
+        "{e}"
+    );
     assert!(!d.join("o").exists(), "nothing was built");
+    // The first choice the help names: with the documents served by id, the skills hold only
+    // their rows (40 × 200 bytes), which fit.
+    let mut by_id = args.clone();
+    by_id.extend(["--set", "output.documents=by-id"]);
+    let o = c2s(d, &by_id);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !crate::common::files(&d.join("o"))
+            .iter()
+            .any(|f| f.contains("/docs/") || f.contains("/bundles/")),
+        "no document files in the skills"
+    );
+    std::fs::remove_dir_all(d.join("o")).unwrap();
+    // Served by id, a corpus whose rows alone are too many is refused too, without that hint.
+    let mut tight = vec!["build", "c", "--out", "o"];
+    tight.extend([
+        "--set",
+        "output.limits.skills=1",
+        "--set",
+        "output.limits.bytes_per_skill=1000",
+        "--set",
+        "output.documents=by-id",
+    ]);
+    let e = stderr(&c2s(d, &tight));
+    assert!(
+        e.contains(
+            "40 documents (their rows on the navigation pages, about 200 bytes each: 8000 bytes)"
+        ),
+        "{e}"
+    );
+    assert!(!e.contains("documents = \"by-id\""), "{e}");
     let o = c2s(
         d,
         &["build", "c", "--out", "o", "--set", "output.host=files"],

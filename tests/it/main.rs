@@ -8,6 +8,7 @@ mod batch;
 mod batch_server;
 mod build_example;
 mod bundles;
+mod by_id;
 mod cache;
 mod check;
 mod common;

@@ -110,10 +110,24 @@ fn every_top_level_skill_passes_the_reference_validator() {
     ok(tmp.path(), &packed);
     let packed_files = crate::common::files(&tmp.path().join("packed-out"));
     assert!(packed_files.iter().any(|f| f.contains("/bundles/")));
+    // And with the documents served by id: navigation pages alone.
+    ok(
+        tmp.path(),
+        &[
+            "build",
+            "synth",
+            "-q",
+            "--out",
+            "by-id-out",
+            "--set",
+            "output.documents=by-id",
+        ],
+    );
     let n = validate_all(&validator, &example)
         + validate_all(&validator, &small)
         + validate_all(&validator, &tmp.path().join("synth-out"))
-        + validate_all(&validator, &tmp.path().join("packed-out"));
+        + validate_all(&validator, &tmp.path().join("packed-out"))
+        + validate_all(&validator, &tmp.path().join("by-id-out"));
     assert!(n >= 9, "{n} skills validated");
     // And the validator is not a rubber stamp: an extra frontmatter field fails it.
     let bad = tmp.path().join("bad-skill");

@@ -1,13 +1,14 @@
 //! Render stage: folder names and paths, where each document and page goes for the host's limits
 //! (`place`), then every output file: SKILL.md / INDEX.md navigation files (`nav`), a Markdown
-//! file per document and the serving data (`files`), bundles and document parts (`bundle`), and
-//! the entity indexes (`entities`). The manifest is added by the build.
+//! file per document and the serving data (`files`), bundles and document parts (`bundle`, cut
+//! by `split`), and the entity indexes (`entities`). The manifest is added by the build.
 
 mod bundle;
 mod entities;
 mod files;
 mod nav;
 pub mod place;
+mod split;
 
 use std::collections::BTreeMap;
 
@@ -39,6 +40,7 @@ impl<'a> Ctx<'a> {
         docs: &'a [Document],
         cards: &'a [Card],
         limits: crate::config::HostLimits,
+        documents: crate::config::DocumentsIn,
     ) -> Ctx<'a> {
         let home: Vec<usize> = tree
             .home_leaf(docs.len())
@@ -51,6 +53,7 @@ impl<'a> Ctx<'a> {
             cards,
             home: &home,
             limits,
+            by_id: documents == crate::config::DocumentsIn::ById,
         });
         Ctx {
             tree,
@@ -65,6 +68,18 @@ impl<'a> Ctx<'a> {
     /// first part when split), or `bundles/NNN.md#<id>` when bundled.
     pub fn doc_link(&self, d: usize) -> String {
         self.place.docs[d].link()
+    }
+
+    /// How a page at folder `from` names a document: a Markdown link to its file (or bundle
+    /// section), or, with `[output] documents = "by-id"`, its title and the id that
+    /// `get_document` opens.
+    pub fn doc_ref(&self, d: usize, from: &str) -> String {
+        let title = nav::link_text(&self.cards[d].title);
+        if self.place.by_id {
+            format!("{title} (id: `{}`)", self.docs[d].id)
+        } else {
+            format!("[{title}]({})", relative(from, &self.doc_link(d)))
+        }
     }
 }
 
@@ -107,7 +122,7 @@ pub fn all_files<'a>(
     // are made when hashed and when written, never held.
     for d in 0..ctx.docs.len() {
         let place = &ctx.place.docs[d];
-        if place.anchor.is_some() {
+        if place.anchor.is_some() || ctx.place.by_id {
             continue;
         }
         out.insert(

@@ -53,12 +53,7 @@ pub fn nav_file(ctx: &Ctx, node: usize, entity_glob: &str) -> String {
     if !n.exemplars.is_empty() {
         s.push_str("## Example documents\n");
         for &d in &n.exemplars {
-            let _ = writeln!(
-                s,
-                "- [{}]({})",
-                link_text(&ctx.cards[d].title),
-                relative(&n.path, &ctx.doc_link(d))
-            );
+            let _ = writeln!(s, "- {}", ctx.doc_ref(d, &n.path));
         }
         s.push('\n');
     }
@@ -128,9 +123,8 @@ fn document_rows(s: &mut String, ctx: &Ctx, node: usize, from: &str) {
         let c = &ctx.cards[d];
         let _ = write!(
             s,
-            "- [{}]({}) — {}",
-            link_text(&c.title),
-            relative(from, &ctx.doc_link(d)),
+            "- {} — {}",
+            ctx.doc_ref(d, from),
             clip_words(&c.one_line, ROW_WORDS)
         );
         let phrases = row_phrases(c);
@@ -142,12 +136,7 @@ fn document_rows(s: &mut String, ctx: &Ctx, node: usize, from: &str) {
     let mut stubs = n.see_also.clone();
     stubs.sort_by(|a, b| ctx.docs[*a].id.cmp(&ctx.docs[*b].id));
     for d in stubs {
-        let _ = writeln!(
-            s,
-            "- @see [{}]({})",
-            link_text(&ctx.cards[d].title),
-            relative(from, &ctx.doc_link(d)),
-        );
+        let _ = writeln!(s, "- @see {}", ctx.doc_ref(d, from));
     }
 }
 
@@ -160,7 +149,13 @@ fn directions(s: &mut String, ctx: &Ctx, node: usize, entity_glob: &str) {
     let folded = n.children.iter().any(|&c| ctx.place.folded[c]);
     s.push_str("\n## How to navigate\n");
     if n.children.is_empty() {
-        if n.docs.iter().any(|&d| ctx.place.docs[d].anchor.is_some()) {
+        if ctx.place.by_id {
+            s.push_str(
+                "- Open each fitting row's document with `get_document` and the id it gives \
+                 (documents are served by id, not kept in this skill). `@see` rows live in \
+                 another group.\n",
+            );
+        } else if n.docs.iter().any(|&d| ctx.place.docs[d].anchor.is_some()) {
             s.push_str(
                 "- Open each fitting row's link (a `bundles/NNN.md#<id>` link is one section of \
                  that file), or `get_document` with its id. `@see` rows live in another group.\n",
@@ -182,20 +177,30 @@ fn directions(s: &mut String, ctx: &Ctx, node: usize, entity_glob: &str) {
              setting or error."
         );
     } else if folded {
+        let open = if ctx.place.by_id {
+            "open each fitting row's document with `get_document` and the id it gives"
+        } else {
+            "open each fitting row's link (a `bundles/NNN.md#<id>` link is one section of that \
+             file), or `get_document` with its id"
+        };
         let _ = writeln!(
             s,
-            "- The sub-groups' documents are listed in the sections above: open each fitting \
-             row's link (a `bundles/NNN.md#<id>` link is one section of that file), or \
-             `get_document` with its id.\n\
+            "- The sub-groups' documents are listed in the sections above: {open}.\n\
              - Nothing fits? Go up, or `grep -i \"name\" {entities}` for a named product, \
              setting or error."
         );
     } else {
+        let open = if ctx.place.by_id {
+            "Open a document with `get_document` and the id its row gives (documents are \
+             served by id, not kept in the skill)."
+        } else {
+            "Open a document by its file (`docs/<id>.md` in a group) or `get_document` with \
+             its id."
+        };
         let _ = writeln!(
             s,
             "- Read the INDEX.md of the sub-group that fits; if two could, read both.\n\
-             - Open a document by its file (`docs/<id>.md` in a group) or `get_document` with \
-             its id.\n\
+             - {open}\n\
              - Named product, setting or error? `grep -i \"name\" {entities}` lists the groups \
              that mention it, most first."
         );

@@ -12,12 +12,12 @@ use crate::ingest::Document;
 use crate::llm::Card;
 use crate::tree::Tree;
 
+use super::split::split_document;
+
 /// Bytes kept free in every capped file for its header (frontmatter, parts table, anchors).
-const HEADER_ROOM: usize = 1024;
+pub(super) const HEADER_ROOM: usize = 1024;
 /// A bundle's size when no token cap bounds it and the files cap leaves room: about one read.
 const BUNDLE_BYTES: usize = 40_000;
-/// Bytes of one line of a part table, besides the title and id.
-const LIST_LINE: usize = 48;
 
 /// How one top-level skill holds its documents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +28,9 @@ pub enum Packing {
     Bundled,
     /// Bundled, and leaf pages made sections of their parent's page until the skill fits.
     Folded,
+    /// No document files (`[output] documents = "by-id"`): rows give ids for `get_document`;
+    /// leaf pages are folded as in `Folded` when the pages alone pass the files cap.
+    ById,
 }
 
 impl Packing {
@@ -36,6 +39,7 @@ impl Packing {
             Packing::Files => "files",
             Packing::Bundled => "bundled",
             Packing::Folded => "folded",
+            Packing::ById => "by-id",
         }
     }
 }
@@ -90,6 +94,8 @@ pub struct Placement {
     pub packing: Vec<Packing>,
     /// The most bytes of text one file may hold (the token cap), if any.
     pub file_bytes: Option<usize>,
+    /// Documents are only in `documents.json`, opened by id (no document files).
+    pub by_id: bool,
 }
 
 impl Placement {
@@ -130,6 +136,16 @@ impl Placement {
                 .enumerate()
                 .filter(|&(n, &f)| f && tree.root_of(n) == root)
                 .count();
+            if packing == Packing::ById {
+                if folded > 0 {
+                    out.push(format!(
+                        "{}: {folded} leaf groups shown as sections of their parent's page, to \
+                         stay within the host's files per skill",
+                        tree.nodes[root].folder
+                    ));
+                }
+                continue;
+            }
             let folded = match folded {
                 0 => String::new(),
                 n => format!(", {n} leaf groups shown as sections of their parent's page"),
@@ -153,6 +169,8 @@ pub struct Inputs<'a> {
     pub cards: &'a [Card],
     pub home: &'a [usize],
     pub limits: HostLimits,
+    /// `[output] documents = "by-id"`: no document files.
+    pub by_id: bool,
 }
 
 /// Places every document and page.
@@ -167,8 +185,8 @@ pub fn place(inp: &Inputs) -> Placement {
         .iter()
         .zip(inp.cards)
         .map(|(d, c)| match file_bytes {
-            Some(cap) => split_document(&d.text, cap, d.id.len() + c.title.len()),
-            None => std::iter::once(0..d.text.len()).collect(),
+            Some(cap) if !inp.by_id => split_document(&d.text, cap, d.id.len() + c.title.len()),
+            _ => std::iter::once(0..d.text.len()).collect(),
         })
         .collect();
     let mut pl = Placement {
@@ -185,6 +203,7 @@ pub fn place(inp: &Inputs) -> Placement {
         bundles: Vec::new(),
         packing: Vec::new(),
         file_bytes,
+        by_id: inp.by_id,
     };
     for &root in &tree.roots {
         let (packing, bundles, folded) = choose(inp, root, &splits, file_bytes);
@@ -193,6 +212,9 @@ pub fn place(inp: &Inputs) -> Placement {
         for leaf in leaves_in_order(tree, root) {
             let folder = pl.page_folder(tree, leaf);
             for d in rows(inp, leaf) {
+                if packing == Packing::ById {
+                    continue;
+                }
                 if packing == Packing::Files || splits[d].len() > 1 {
                     pl.docs[d] = own_file(&folder, &inp.docs[d].id, &splits[d]);
                 }
@@ -248,8 +270,13 @@ fn choose(
     splits: &[Vec<Range<usize>>],
     file_bytes: Option<usize>,
 ) -> (Packing, Vec<Vec<usize>>, Vec<usize>) {
+    let unpacked = if inp.by_id {
+        Packing::ById
+    } else {
+        Packing::Files
+    };
     let Some(cap) = inp.limits.files_per_skill else {
-        return (Packing::Files, Vec::new(), Vec::new());
+        return (unpacked, Vec::new(), Vec::new());
     };
     let tree = inp.tree;
     let members = subtree(tree, root);
@@ -258,6 +285,13 @@ fn choose(
     // The skill's entities.md and its parts (estimated: the index is made later), and a few
     // files to spare for the estimates.
     let extra = 1 + file_bytes.map_or(0, |b| docs.len() * 96 / b) + (cap / 40).max(2);
+    if inp.by_id {
+        let folded = match (nodes + extra).checked_sub(cap) {
+            None | Some(0) => Vec::new(),
+            Some(need) => leaves_to_fold(inp, &members, need, file_bytes),
+        };
+        return (Packing::ById, Vec::new(), folded);
+    }
     let doc_files: usize = docs
         .iter()
         .map(|&d| splits[d].len() + inp.docs[d].aliases.len())
@@ -431,75 +465,5 @@ fn fold(tree: &Tree, leaves: &[usize], pl: &mut Placement) {
         let p = tree.nodes[n].parent.expect("a folded leaf has a parent");
         pl.folded[n] = true;
         pl.pages[n] = format!("{}#{}", tree.nav_file(p), tree.nodes[n].folder);
-    }
-}
-
-/// Splits a text into pieces of at most `cap` bytes of file, leaving room for a part's header
-/// (`extra`: the bytes of the id and title it repeats) and, in the first, the table of parts.
-/// Cuts at a blank line, else a line end, else a space, else a character boundary.
-pub fn split_document(text: &str, cap: usize, extra: usize) -> Vec<Range<usize>> {
-    let room = cap.saturating_sub(HEADER_ROOM + 2 * extra).max(256);
-    if text.len() <= room {
-        return std::iter::once(0..text.len()).collect();
-    }
-    // The first part also carries the table: one line per part.
-    let guess = text.len().div_ceil(room) + 1;
-    let first = room
-        .saturating_sub(guess * (LIST_LINE + extra + 80))
-        .max(room / 2);
-    let mut out = Vec::new();
-    let mut start = 0;
-    while start < text.len() {
-        let budget = if out.is_empty() { first } else { room };
-        let end = cut_point(text, start, budget);
-        out.push(start..end);
-        start = end;
-    }
-    out
-}
-
-/// Where a piece that starts at `start` and holds at most `budget` bytes ends.
-fn cut_point(text: &str, start: usize, budget: usize) -> usize {
-    let hard = start + budget;
-    if hard >= text.len() {
-        return text.len();
-    }
-    let mut hard = hard;
-    while !text.is_char_boundary(hard) {
-        hard -= 1;
-    }
-    let window = &text[start..hard];
-    let min = window.len() / 2;
-    for sep in ["\n\n", "\n", " "] {
-        if let Some(i) = window.rfind(sep).filter(|&i| i >= min) {
-            return start + i + sep.len();
-        }
-    }
-    hard
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn split_pieces_fit_and_cover_the_text() {
-        let text = "A paragraph about rivers and their deltas. ".repeat(40) + "\n\n";
-        let text = text.repeat(30) + &"x".repeat(9000) + "é".repeat(3000).as_str();
-        let cap = 8000;
-        let parts = split_document(&text, cap, 40);
-        assert!(parts.len() > 3, "{}", parts.len());
-        let mut at = 0;
-        for r in &parts {
-            assert_eq!(r.start, at);
-            assert!(r.len() <= cap - HEADER_ROOM, "{}", r.len());
-            assert!(text.is_char_boundary(r.end));
-            at = r.end;
-        }
-        assert_eq!(at, text.len());
-        // Paragraphs are kept whole where they can be.
-        assert!(text[parts[0].clone()].ends_with("\n\n"));
-        let short = split_document("short", cap, 10);
-        assert_eq!((short.len(), short[0].clone()), (1, 0..5));
     }
 }
