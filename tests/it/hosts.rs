@@ -201,3 +201,64 @@ fn a_corpus_that_cannot_fit_the_host_is_refused_before_building() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// The issue's own example, at full size: 50,000 documents of 5 KB (250 MB) cannot fit 8
+/// skills of any upload host. The build says so after ingest, with the numbers and the choices,
+/// before any stage runs; nothing is written.
+#[test]
+fn fifty_thousand_documents_of_five_kilobytes_are_refused_early() {
+    use std::io::Write as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let corpus = d.join("c");
+    std::fs::create_dir_all(&corpus).unwrap();
+    let filler = "Every ticket in this archive describes one customer request in full. ".repeat(73);
+    // Five files of 10,000 records each (each file under corpus.max_file_bytes).
+    for f in 0..5 {
+        let mut w = std::io::BufWriter::new(
+            std::fs::File::create(corpus.join(format!("part-{f}.jsonl"))).unwrap(),
+        );
+        for i in 0..10_000 {
+            let n = f * 10_000 + i;
+            let text = format!("Ticket {n} about order {}. {filler}", n * 7919);
+            assert!((5_000..5_200).contains(&text.len()), "{}", text.len());
+            let rec = serde_json::json!({"id": format!("t{n}"), "title": format!("Ticket {n}"), "text": text});
+            writeln!(w, "{rec}").unwrap();
+        }
+    }
+    let started = std::time::Instant::now();
+    let o = c2s(d, &["build", "c", "--out", "o"]);
+    let secs = started.elapsed().as_secs_f64();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("50000 documents (their text: ")
+            && e.contains("cannot fit [output] host = \"all\": at most 8 skills of 8000000 bytes each (200 files of at most 10000 tokens) hold 64000000 bytes"),
+        "{e}"
+    );
+    assert!(
+        e.contains("help: set [output] documents = \"by-id\""),
+        "{e}"
+    );
+    assert!(!d.join("o").exists(), "nothing was built");
+    assert!(!e.contains("Clustered"), "no stage ran: {e}");
+    // The Skills API's own 30 MB per skill refuses it too.
+    let o = c2s(
+        d,
+        &[
+            "build",
+            "c",
+            "--out",
+            "o",
+            "--set",
+            "output.host=skills-api",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("at most 8 skills of 30000000 bytes each (30000000 bytes per upload) hold 240000000 bytes"),
+        "{e}"
+    );
+    eprintln!("refused in {secs:.1} s");
+}
