@@ -56,6 +56,7 @@ pub fn pack(
     let lock = crate::serve::compiled::read_lock(out)?;
     let layout = Layout::of_lock(out, &lock);
     let names: Vec<String> = super::folders(&lock).into_keys().collect();
+    refuse_inside(&opts.dir, &[layout.out.clone(), layout.skills_root()])?;
     let site = opts.dir.join(WELL_KNOWN);
     let upload = opts.dir.join(UPLOAD);
     for dir in [&site, &upload] {
@@ -189,6 +190,25 @@ fn remove_stale(dir: &Path, names: &[String]) -> Result<(), PublishError> {
         if !names.iter().any(|n| n == stem) {
             let path = entry.path();
             std::fs::remove_file(&path).map_err(|e| io("cannot remove", &path, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// A pack folder inside the output (or its skills folder) would be reported by `c2s check`
+/// as unexpected files and removed by the next build: refused, naming both.
+fn refuse_inside(dir: &Path, owned: &[PathBuf]) -> Result<(), PublishError> {
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let dir = abs(dir);
+    for o in owned {
+        let o = abs(o);
+        if dir.starts_with(&o) {
+            return Err(PublishError::Pack(format!(
+                "{} is inside {}, which c2s builds own; pass --dir outside it (the default is \
+                 OUT-pack next to the output)",
+                dir.display(),
+                o.display()
+            )));
         }
     }
     Ok(())

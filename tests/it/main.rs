@@ -29,6 +29,7 @@ mod pack;
 mod planted;
 mod portable;
 mod publish;
+mod readability;
 mod real_llm;
 mod scale;
 mod serve;

@@ -267,3 +267,18 @@ fn the_readme_pack_commands_run() {
         assert!(d.join(format!("c2s-out-pack/upload/{name}.zip")).is_file());
     }
 }
+
+#[test]
+fn a_pack_folder_inside_the_output_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    synth_corpus(&d.join("c"), 20, 2, 3);
+    ok(d, &["build", "c", "--out", "o", "-q"]);
+    let o = c2s(d, &["pack", "--out", "o", "--dir", "o/pack"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("pass --dir outside it"), "{err}");
+    assert!(!d.join("o/pack").exists());
+    let o = c2s(d, &["check", "c", "--out", "o"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

@@ -270,7 +270,7 @@ pub const MAX_FILES: usize = 200;
 pub const MAX_BYTES: usize = 30_000_000;
 
 /// The API's rules: at most 200 files and 30 MB, every file in one top-level folder, with a
-/// SKILL.md at its root.
+/// SKILL.md at its root whose name follows the naming rules.
 fn check_upload(files: &[(String, Vec<u8>)]) -> Result<(), String> {
     if files.len() > MAX_FILES {
         return Err(format!(
@@ -294,8 +294,49 @@ fn check_upload(files: &[(String, Vec<u8>)]) -> Result<(), String> {
     if top.iter().any(|t| t != first) {
         return Err("all files must be in the same top-level directory".into());
     }
-    if !files.iter().any(|(n, _)| *n == format!("{first}/SKILL.md")) {
+    let Some((_, skill_md)) = files
+        .iter()
+        .find(|(n, _)| *n == format!("{first}/SKILL.md"))
+    else {
         return Err("SKILL.md is missing at the root of the top-level directory".into());
+    };
+    check_name(first, skill_md)
+}
+
+/// The API's naming rules: the SKILL.md `name` is 1-64 lowercase letters, digits and single
+/// hyphens, contains neither reserved word, and is the top-level directory's name.
+fn check_name(folder: &str, skill_md: &[u8]) -> Result<(), String> {
+    let text = String::from_utf8_lossy(skill_md);
+    let Some(front) = text
+        .strip_prefix("---\n")
+        .and_then(|r| r.split_once("\n---").map(|(f, _)| f))
+    else {
+        return Err("SKILL.md must start with YAML frontmatter".into());
+    };
+    let name = front
+        .lines()
+        .find_map(|l| l.strip_prefix("name:"))
+        .map(|n| n.trim().trim_matches('"').to_string())
+        .ok_or("SKILL.md frontmatter has no name")?;
+    let valid = (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+        && !name.contains("--");
+    if !valid {
+        return Err(format!(
+            "name {name:?}: at most 64 lowercase letters, digits and single hyphens"
+        ));
+    }
+    if let Some(word) = ["anthropic", "claude"].iter().find(|w| name.contains(*w)) {
+        return Err(format!("name {name:?} contains the reserved word {word:?}"));
+    }
+    if name != folder {
+        return Err(format!(
+            "name {name:?} differs from its directory {folder:?}"
+        ));
     }
     Ok(())
 }
@@ -366,4 +407,25 @@ pub fn multipart_parts(body: &[u8], boundary: &str) -> Vec<(String, Option<Strin
         ));
     }
     out
+}
+
+#[test]
+fn the_stand_in_enforces_the_naming_rules() {
+    let md = |name: &str| format!("---\nname: {name}\ndescription: x\n---\n# X\n").into_bytes();
+    assert!(check_name("skill-00-billing", &md("skill-00-billing")).is_ok());
+    for (folder, name) in [
+        ("skill-00-claude-code", "skill-00-claude-code"),
+        ("skill-01-anthropic", "skill-01-anthropic"),
+        ("skill-02-Billing", "skill-02-Billing"),
+        ("skill--03", "skill--03"),
+        ("skill-04-a", "skill-04-b"),
+    ] {
+        assert!(
+            check_name(folder, &md(name)).is_err(),
+            "{name} was accepted"
+        );
+    }
+    assert!(check_name("x", b"# no frontmatter").is_err());
+    let long = "a".repeat(65);
+    assert!(check_name(&long, &md(&long)).is_err());
 }
