@@ -57,16 +57,17 @@ def norm(text):
 
 
 def card_cut(one_line, text):
-    """The one-line stops where the document's sentence goes on (and says nothing of it)."""
+    """The one-line stops where the document's sentence goes on, on the same line (and says
+    nothing of it)."""
     one = norm(one_line).rstrip(",;:-–— ")
     if not one or one.endswith(ENDS):
         return False
-    body = norm(re.sub(r"[*_`#>\[\]]", "", text))
-    at = body.find(one)
-    if at < 0:
+    body = re.sub(r"[*_`>\[\]]", "", text)
+    pattern = r"[ \t]+".join(re.escape(w) for w in one.split())
+    m = re.search(pattern, body)
+    if not m:
         return False
-    rest = body[at + len(one) :]
-    return bool(re.match(r"[,;:]?\s+[\w(\"'“]", rest))
+    return bool(re.match(r"[,;:]?[ \t]+[\w(\"'“]", body[m.end() :]))
 
 
 def row_cut(row, card, cut):

@@ -348,6 +348,37 @@ pub fn clip_words(s: &str, max: usize) -> String {
     t
 }
 
+/// At most `max` words of `s`, for text shown as a line (a row's one-line, a card's): whole when
+/// it fits; otherwise cut after the last sentence end in its second half, else after the last
+/// clause boundary (`,` `;` `:` or before a dash) there, else at the word limit, and then ended
+/// with "…", so that a cut line never reads as a whole sentence.
+pub fn clip_line(s: &str, max: usize) -> String {
+    let words: Vec<&str> = s.split_whitespace().collect();
+    if words.len() <= max || max == 0 {
+        return clip_words(s, max);
+    }
+    let head = &words[..max];
+    let second_half = (max / 2).max(1)..max;
+    if let Some(i) = second_half
+        .clone()
+        .rev()
+        .find(|&i| head[i].ends_with(['.', '!', '?']))
+    {
+        return head[..=i].join(" ");
+    }
+    let dash = |w: &str| matches!(w, "—" | "–" | "-");
+    let cut = second_half
+        .rev()
+        .find(|&i| head[i].ends_with([',', ';', ':']) || head.get(i + 1).is_some_and(|w| dash(w)))
+        .map_or(max, |i| i + 1);
+    let mut t = head[..cut].join(" ");
+    while t.ends_with([',', ';', ':', '-', ' ', '–', '—']) {
+        t.pop();
+    }
+    t.push('…');
+    t
+}
+
 /// The first `max` characters of `s`, cut at a char boundary.
 pub fn clip_chars(s: &str, max: usize) -> &str {
     match s.char_indices().nth(max) {
@@ -364,6 +395,21 @@ pub fn one_line(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_clipped_line_ends_at_a_boundary_or_says_it_goes_on() {
+        assert_eq!(clip_line("Short and whole.", 6), "Short and whole.");
+        assert_eq!(clip_line("a b c d. e f g h", 6), "a b c d.");
+        assert_eq!(clip_line("a b c d, e f g h i", 6), "a b c d…");
+        assert_eq!(clip_line("a b c d — e f g h", 6), "a b c d…");
+        assert_eq!(clip_line("a b c d e f g h", 6), "a b c d e f…");
+        // Whole words only, and a boundary in the first half is not used (too short).
+        assert_eq!(clip_line("a, b c d e f g h", 6), "a, b c d e f…");
+        assert_eq!(
+            clip_line("page’s settings can change", 3),
+            "page’s settings can…"
+        );
+    }
 
     #[test]
     fn background_table_loads() {

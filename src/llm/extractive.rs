@@ -2,10 +2,10 @@
 
 use super::terms::{cluster_terms, doc_phrases, doc_types, entities};
 use super::{Card, CardInput, ClusterInput, Llm, LlmError, Tags};
-use crate::text::{clip_chars, clip_words, one_line, plain_text, sentences};
+use crate::text::{clip_chars, clip_line, clip_words, one_line, plain_text, sentences};
 
 /// Version of the extractive algorithms; part of the manifest and memo keys.
-pub const EXTRACTIVE_VERSION: &str = "extractive-2";
+pub const EXTRACTIVE_VERSION: &str = "extractive-3";
 
 /// Deterministic, offline, and local to each input (no corpus-wide statistics).
 #[derive(Debug, Default, Clone, Copy)]
@@ -36,7 +36,7 @@ impl Llm for Extractive {
             })
             .unwrap_or_else(|| "Untitled".to_string());
         let one_line_text = match input.description {
-            Some(d) => clip_words(&one_line(d), 25),
+            Some(d) => clip_line(&one_line(d), 25),
             None => card_sentence(&plain, &title),
         };
         let phrases = doc_phrases(&format!("{title}.\n{head}"), 4);
@@ -178,7 +178,6 @@ fn first_heading(text: &str) -> Option<String> {
         .filter(|l| !l.is_empty())
 }
 
-/// The first sentence with some substance that is not just the title, at most 25 words.
 /// The document's first sentence that reads as prose: not the title, not a link, an author list
 /// or a line of metadata (`DOI:…`, `License:…`), so that a paper's card says what it is about.
 fn card_sentence(plain: &str, title: &str) -> String {
@@ -192,7 +191,7 @@ fn card_sentence(plain: &str, title: &str) -> String {
         .find(|s| not_title(s) && is_prose(s))
         .or_else(|| all.iter().find(|s| not_title(s)))
         .or_else(|| all.first())
-        .map(|s| clip_words(s, 25))
+        .map(|s| clip_line(s, 25))
         .unwrap_or_default()
 }
 

@@ -126,7 +126,7 @@ fn about(text: &str) -> String {
     let first = heading
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| text.trim());
-    crate::text::clip_words(&one_line(first), 10)
+    crate::text::clip_line(&one_line(first), 10)
 }
 
 /// The section of document `id` in a bundle's text, from its anchor to the next one; `None`

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::{Ctx, count, relative, yaml_str};
 use crate::llm::Card;
-use crate::text::clip_words;
+use crate::text::clip_line;
 use crate::tree::Node;
 
 /// Document rows show at most this many words of the one-line and this many phrases, so a
@@ -73,7 +73,7 @@ pub fn nav_file(ctx: &Ctx, node: usize, entity_glob: &str) -> String {
                 "- [{}]({link}) — {} — {}",
                 k.folder,
                 count(k.num_documents, "document"),
-                clip_words(crate::text::first_sentence(&k.summary), 20)
+                clip_line(crate::text::first_sentence(&k.summary), 20)
             );
         }
         for &c in n.children.iter().filter(|&&c| ctx.place.folded[c]) {
@@ -125,7 +125,7 @@ fn document_rows(s: &mut String, ctx: &Ctx, node: usize, from: &str) {
             s,
             "- {} — {}",
             ctx.doc_ref(d, from),
-            clip_words(&c.one_line, ROW_WORDS)
+            clip_line(&c.one_line, ROW_WORDS)
         );
         let phrases = row_phrases(c);
         if !phrases.is_empty() {
