@@ -10,19 +10,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::common::{c2s, contents, ok, stderr, synth_corpus};
+use crate::common::{build_json, c2s, contents, ok, stderr, synth_corpus};
 use crate::serve::{mcp_handshake, rpc, spawn_mcp};
 use crate::skills_server::SkillsServer;
-
-fn build_json(dir: &Path, sets: &[&str]) -> Value {
-    let mut args = vec!["build", "c", "--out", "o", "--json"];
-    for s in sets {
-        args.extend(["--set", s]);
-    }
-    let o = c2s(dir, &args);
-    assert!(o.status.success(), "{}", stderr(&o));
-    serde_json::from_slice(&o.stdout).unwrap()
-}
 
 /// Output files of `o` by path.
 fn outputs(dir: &Path) -> BTreeMap<String, Vec<u8>> {

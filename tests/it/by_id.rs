@@ -5,18 +5,8 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{c2s, files, ok, stderr, synth_corpus};
+use crate::common::{build_json as build, c2s, files, ok, stderr, synth_corpus};
 use crate::serve::{mcp_handshake, rpc, spawn_mcp};
-
-fn build(dir: &std::path::Path, sets: &[&str]) -> Value {
-    let mut args = vec!["build", "c", "--out", "o", "--json"];
-    for s in sets {
-        args.extend(["--set", s]);
-    }
-    let o = c2s(dir, &args);
-    assert!(o.status.success(), "{}", stderr(&o));
-    serde_json::from_slice(&o.stdout).unwrap()
-}
 
 #[test]
 fn documents_by_id_leave_the_skills_with_navigation_only() {

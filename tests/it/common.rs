@@ -330,3 +330,14 @@ pub fn first_skill(out: &Path) -> PathBuf {
         .unwrap()
         .path()
 }
+
+/// `c2s build c --out o --json` in `dir`, with a `--set` per item of `sets`: the build's JSON.
+pub fn build_json(dir: &Path, sets: &[&str]) -> serde_json::Value {
+    let mut args = vec!["build", "c", "--out", "o", "--json"];
+    for s in sets {
+        args.extend(["--set", s]);
+    }
+    let o = c2s(dir, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
