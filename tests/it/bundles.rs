@@ -77,13 +77,7 @@ fn a_skill_over_the_files_cap_is_bundled_and_its_documents_open_by_id() {
 
     // get_document by id, and cat of the link's anchor, give the one document.
     let out = d.join("o");
-    let (id, title) = docs
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(k, v)| (k.clone(), v["title"].as_str().unwrap().to_string()))
-        .next()
-        .unwrap();
+    let (id, title) = crate::common::first_document(&docs);
     let bundle = bundles
         .iter()
         .find(|b| String::from_utf8_lossy(&files[**b]).contains(&format!("<a id=\"{id}\"")))

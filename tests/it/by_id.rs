@@ -42,13 +42,7 @@ fn documents_by_id_leave_the_skills_with_navigation_only() {
     assert!(!pages.contains("](docs/") && !pages.contains("/docs/"));
 
     // The MCP server opens a row's document by its id.
-    let (id, title) = docs
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(k, v)| (k.clone(), v["title"].as_str().unwrap().to_string()))
-        .next()
-        .unwrap();
+    let (id, title) = crate::common::first_document(&docs);
     let (mut child, mut stdin, mut stdout) = spawn_mcp(out.to_str().unwrap(), d);
     mcp_handshake(&mut stdin, &mut stdout, "2025-06-18");
     let r = rpc(

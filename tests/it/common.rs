@@ -341,3 +341,13 @@ pub fn build_json(dir: &Path, sets: &[&str]) -> serde_json::Value {
     assert!(o.status.success(), "{}", stderr(&o));
     serde_json::from_slice(&o.stdout).unwrap()
 }
+
+/// The first document of a `documents.json` (by id): its id and title.
+pub fn first_document(docs: &serde_json::Value) -> (String, String) {
+    docs.as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v["title"].as_str().unwrap().to_string()))
+        .next()
+        .unwrap()
+}

@@ -64,21 +64,15 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// A document's link target relative to the output root: its file (`docs/<id>.md`, the
-    /// first part when split), or `bundles/NNN.md#<id>` when bundled.
-    pub fn doc_link(&self, d: usize) -> String {
-        self.place.docs[d].link()
-    }
-
-    /// How a page at folder `from` names a document: a Markdown link to its file (or bundle
-    /// section), or, with `[output] documents = "by-id"`, its title and the id that
-    /// `get_document` opens.
+    /// How a page at folder `from` names a document: a Markdown link to its file (`docs/<id>.md`,
+    /// the first part when split, or `bundles/NNN.md#<id>` when bundled), or, with
+    /// `[output] documents = "by-id"`, its title and the id that `get_document` opens.
     pub fn doc_ref(&self, d: usize, from: &str) -> String {
         let title = nav::link_text(&self.cards[d].title);
         if self.place.by_id {
             format!("{title} (id: `{}`)", self.docs[d].id)
         } else {
-            format!("[{title}]({})", relative(from, &self.doc_link(d)))
+            format!("[{title}]({})", relative(from, &self.place.docs[d].link()))
         }
     }
 }

@@ -209,12 +209,14 @@ pub fn place(inp: &Inputs) -> Placement {
         let (packing, bundles, folded) = choose(inp, root, &splits, file_bytes);
         pl.packing.push(packing);
         fold(tree, &folded, &mut pl);
-        for leaf in leaves_in_order(tree, root) {
+        // Documents served by id have no file.
+        let leaves = match packing {
+            Packing::ById => Vec::new(),
+            _ => leaves_in_order(tree, root),
+        };
+        for leaf in leaves {
             let folder = pl.page_folder(tree, leaf);
             for d in rows(inp, leaf) {
-                if packing == Packing::ById {
-                    continue;
-                }
                 if packing == Packing::Files || splits[d].len() > 1 {
                     pl.docs[d] = own_file(&folder, &inp.docs[d].id, &splits[d]);
                 }
