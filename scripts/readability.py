@@ -15,7 +15,7 @@ Metrics (each a share in [0, 1]; the targets in brackets):
                    or its card's one-line is cut [0]
   term_lists       descriptions (SKILL.md / INDEX.md frontmatter) whose first sentence is a
                    list of terms: "Covers a, b and c", or three or more list items of at most
-                   two words each [0]
+                   two words each (a quoted title counts as one long item) [0]
   entity_precision entity tags (tree.json) that are in the gold list (--gold: one name a
                    line, # comments, case-insensitive) [>= 0.8]; absent without --gold
 """
@@ -86,6 +86,8 @@ def is_term_list(description):
     s = first_sentence(description).strip().rstrip(".")
     if re.match(r"^(Covers|Topics such as)\b", s):
         return True
+    # A quoted title (“Custom domains and TLS”) is one item, however it is worded.
+    s = re.sub(r"“[^”]*”|\"[^\"]*\"", "a quoted title", s)
     items = [i.strip() for i in re.split(r",\s*|\s+and\s+", s) if i.strip()]
     if len(items) < 3:
         return False

@@ -25,6 +25,7 @@ pub(crate) mod http;
 pub(crate) mod ingest;
 pub mod kmeans;
 pub(crate) mod llm;
+pub(crate) mod markdown;
 pub mod matrix;
 pub(crate) mod paths;
 pub(crate) mod pipeline;

@@ -5,12 +5,15 @@ use std::collections::HashMap;
 
 use crate::matrix::Matrix;
 use crate::matrix::simd::dot;
-use crate::text::{is_stopword, words};
+use crate::text::{is_stopword, stem, words};
 
-/// Query and document terms: lowercase words without function words.
+/// Query and document terms: lowercase words without function words, stemmed ("rolling" and
+/// "roll", "domains" and "domain" are one term). Stemming raised BM25's Recall@5 on the shared
+/// sets by +0.006 (wixqa-sample), +0.022 (emanual) and 0 (covidqa).
 pub fn terms(text: &str) -> Vec<String> {
     words(text)
         .filter(|w| !is_stopword(w) || w.chars().any(|c| c.is_ascii_digit()))
+        .map(|w| stem(&w))
         .collect()
 }
 

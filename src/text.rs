@@ -1,4 +1,4 @@
-//! Text utilities shared by the offline backends: Markdown stripping, sentences, words and the background word-frequency table.
+//! Text utilities shared by the offline backends: sentences, words, clipping and the background word-frequency table.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -218,74 +218,36 @@ pub fn is_stopword(word: &str) -> bool {
         || zipf(word) >= 6.0
 }
 
-/// Lowercase word tokens (letters and digits; `'` inside words is dropped).
+/// An apostrophe inside a word: the typewriter one or the typographic one (U+2019).
+pub fn is_apostrophe(c: char) -> bool {
+    c == '\'' || c == '’'
+}
+
+/// Lowercase word tokens (letters and digits). A word keeps its apostrophes whole: a possessive
+/// is its noun ("Ruff's" and "page’s" are `ruff` and `page`), and any other apostrophe is dropped
+/// ("don't" is `dont`), so "page’s" never becomes the words `page` and `s`.
 pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '\''))
-        .map(|w| w.trim_matches('\'').replace('\'', ""))
-        .filter(|w| !w.is_empty())
-        .map(|w| w.to_lowercase())
+    text.split(|c: char| !(c.is_alphanumeric() || is_apostrophe(c)))
+        .filter_map(word_key)
 }
 
-/// Removes the most common Markdown markup: headings, emphasis, code fences, links and images.
-pub fn plain_text(md: &str) -> String {
-    let mut out = String::with_capacity(md.len());
-    let mut in_fence = false;
-    for line in md.lines() {
-        let t = line.trim_start();
-        if t.starts_with("```") || t.starts_with("~~~") {
-            in_fence = !in_fence;
-            continue;
-        }
-        if in_fence {
-            continue;
-        }
-        let t = t.trim_start_matches(['#', '>']).trim_start();
-        let t = t
-            .strip_prefix("- ")
-            .or_else(|| t.strip_prefix("* "))
-            .or_else(|| t.strip_prefix("+ "))
-            .unwrap_or(t);
-        out.push_str(&strip_inline(t));
-        out.push('\n');
+/// The token of one word as written: lowercase, a possessive `'s` dropped, other apostrophes
+/// removed; `None` when nothing is left.
+pub fn word_key(raw: &str) -> Option<String> {
+    let w = raw.trim_matches(|c: char| !c.is_alphanumeric());
+    if w.is_empty() {
+        return None;
     }
-    out
-}
-
-/// `[text](url)` → `text`, `![alt](src)` → `alt`, and drops `*`, `_`, backticks around words.
-fn strip_inline(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let chars: Vec<char> = line.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let link_end = (c == ']' && chars.get(i + 1) == Some(&'('))
-            .then(|| chars[i + 2..].iter().position(|&x| x == ')'))
-            .flatten();
-        if let Some(close) = link_end {
-            i += close + 3;
-            continue;
-        }
-        if c == '!' && chars.get(i + 1) == Some(&'[') {
-            i += 1;
-            continue;
-        }
-        if matches!(c, '[' | ']' | '`') || (c == '*') || (c == '_' && is_emphasis(&chars, i)) {
-            i += 1;
-            continue;
-        }
-        out.push(c);
-        i += 1;
-    }
-    out
-}
-
-fn is_emphasis(chars: &[char], i: usize) -> bool {
-    let before = i
-        .checked_sub(1)
-        .and_then(|j| chars.get(j))
-        .is_none_or(|c| !c.is_alphanumeric());
-    let after = chars.get(i + 1).is_none_or(|c| !c.is_alphanumeric());
-    before || after
+    let base = ["'s", "’s", "'S", "’S"]
+        .iter()
+        .find_map(|p| w.strip_suffix(p))
+        .unwrap_or(w);
+    let token: String = base
+        .chars()
+        .filter(|&c| !is_apostrophe(c))
+        .flat_map(char::to_lowercase)
+        .collect();
+    (!token.is_empty()).then_some(token)
 }
 
 /// The text up to and including its first `. ` (a summary's first sentence), or all of it.
@@ -330,6 +292,26 @@ fn push_sentence(out: &mut Vec<String>, chars: &[char]) {
     if s.chars().any(char::is_alphanumeric) {
         out.push(s);
     }
+}
+
+/// A crude English stem, so "domains" matches "domain" and "configuring" matches "configure".
+pub fn stem(w: &str) -> String {
+    let w = w.to_lowercase();
+    let n = w.chars().count();
+    for (suffix, min, with) in [
+        ("ies", 5, "y"),
+        ("sses", 5, "ss"),
+        ("ing", 6, ""),
+        ("ed", 5, ""),
+        ("es", 5, ""),
+        ("s", 4, ""),
+    ] {
+        if n >= min && w.ends_with(suffix) && !(suffix == "s" && w.ends_with("ss")) {
+            let base = &w[..w.len() - suffix.len()];
+            return format!("{}{with}", base.trim_end_matches('e'));
+        }
+    }
+    w.trim_end_matches('e').to_string()
 }
 
 /// The first `max` words of `s`.
@@ -412,6 +394,26 @@ mod tests {
     }
 
     #[test]
+    fn possessives_and_contractions_stay_whole() {
+        let w: Vec<String> =
+            words("Ruff's page’s settings don't change; the users' rock’n’roll").collect();
+        assert_eq!(
+            w,
+            [
+                "ruff",
+                "page",
+                "settings",
+                "dont",
+                "change",
+                "the",
+                "users",
+                "rocknroll"
+            ]
+        );
+        assert_eq!(word_key("“Page’s”").as_deref(), Some("page"));
+    }
+
+    #[test]
     fn background_table_loads() {
         assert!(zipf("the") > 7.0);
         assert!(zipf("remote") > 3.0 && zipf("remote") < 5.0);
@@ -434,13 +436,5 @@ mod tests {
                 "Third one!"
             ]
         );
-    }
-
-    #[test]
-    fn markdown_is_stripped() {
-        let p = plain_text(
-            "# Title\n\nSee [the docs](http://x) and **bold** `code`.\n```\nfn x() {}\n```\n",
-        );
-        assert_eq!(p, "Title\n\nSee the docs and bold code.\n");
     }
 }

@@ -75,6 +75,10 @@ pub struct NavArgs {
     /// Weight of full-text BM25 against best-passage cosine when ranking documents.
     #[arg(long, value_name = "W", default_value_t = 1.0)]
     pub row_weight: f32,
+    /// Weight of cosine similarity against BM25 in routing and ranking [default: 0.25 for the
+    /// `hashed` embedder, whose vectors are word counts themselves; 1 for a neural one].
+    #[arg(long, value_name = "W")]
+    pub dense_weight: Option<f32>,
 }
 
 #[derive(Debug, Args)]

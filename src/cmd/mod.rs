@@ -70,5 +70,6 @@ pub(crate) fn nav_params(
         fallback,
         fetch: 3,
         row_weight: nav.row_weight.max(0.0),
+        dense_weight: nav.dense_weight.map(|w| w.max(0.0)),
     }
 }

@@ -97,15 +97,12 @@ pub fn ask_cmd(args: &AskArgs, progress: &Progress) -> Result<u8, Error> {
                 &r.answer
             }
         );
-        println!(
-            "\nsources: {}",
-            r.ids
-                .iter()
-                .take(3)
-                .map(|i| format!("`{i}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        let sources: Vec<String> = r
+            .sources
+            .iter()
+            .map(|s| format!("`{}` {} ({})", s.id, s.title, s.source))
+            .collect();
+        println!("\nsources:\n  {}", sources.join("\n  "));
         println!("path: {}", r.path.join(" → "));
     }
     progress.status(

@@ -16,7 +16,7 @@ pub struct Hashed {
 
 impl Embedder for Hashed {
     fn model_id(&self) -> String {
-        format!("hashed-1:{}", self.dims)
+        format!("hashed-2:{}", self.dims)
     }
 
     fn dims(&self) -> usize {

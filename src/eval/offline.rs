@@ -7,8 +7,9 @@ use std::time::Instant;
 use super::metrics::{exact_match, hit_at, mrr_at, ndcg_at, recall_at, token_f1};
 use super::{Query, QueryResult};
 use crate::retrieval::{rrf, top_k};
+use crate::serve::answer::extractive_answer;
 use crate::serve::compiled::Compiled;
-use crate::serve::navigator::{NavParams, Navigator, extractive_answer};
+use crate::serve::navigator::{NavParams, Navigator};
 
 /// Indexes built once per evaluation.
 pub struct Context<'a> {

@@ -61,7 +61,8 @@ pub fn parse(format: Format, text: &str, file: &str, diags: &mut Diagnostics) ->
 pub fn parse_markdown(text: &str, file: &str, diags: &mut Diagnostics) -> RawRecord {
     let (front, body) = split_frontmatter(text);
     let mut rec = RawRecord {
-        text: body.to_string(),
+        // Raw HTML tags are layout, not text (an icon's `<i class="fa …">`): their text stays.
+        text: crate::markdown::without_html_tags(body),
         body_line: text[..text.len() - body.len()].matches('\n').count() + 1,
         ..RawRecord::default()
     };

@@ -1,11 +1,17 @@
-//! The offline `extractive` LLM stand-in: titles, first sentences, distinctive phrases and entity tags.
+//! The offline `extractive` LLM stand-in: cards from titles and first sentences, summaries in
+//! sentences, labels from the phrases titles share, and entity tags that are names.
 
-use super::terms::{cluster_terms, doc_phrases, doc_types, entities};
+use std::collections::HashSet;
+
+use super::names;
+use super::phrases::{self, Member};
+use super::terms::{doc_phrases, doc_types};
 use super::{Card, CardInput, ClusterInput, Llm, LlmError, Tags};
-use crate::text::{clip_chars, clip_line, clip_words, one_line, plain_text, sentences};
+use crate::markdown::plain_text;
+use crate::text::{clip_chars, clip_line, clip_words, one_line, sentences};
 
 /// Version of the extractive algorithms; part of the manifest and memo keys.
-pub const EXTRACTIVE_VERSION: &str = "extractive-3";
+pub const EXTRACTIVE_VERSION: &str = "extractive-4";
 
 /// Deterministic, offline, and local to each input (no corpus-wide statistics).
 #[derive(Debug, Default, Clone, Copy)]
@@ -47,104 +53,201 @@ impl Llm for Extractive {
         })
     }
 
+    fn reads_marks(&self) -> bool {
+        true
+    }
+
     fn summarize(&self, input: &ClusterInput) -> Result<String, LlmError> {
-        let items = item_pairs(input);
-        let terms = cluster_terms(&items, 6);
-        let mut out = String::new();
-        if !terms.is_empty() {
-            out.push_str(&format!("Covers {}.", join_and(&terms)));
-        }
-        let titles: Vec<String> = input
-            .items
-            .iter()
-            .take(3)
-            .map(|i| clip_words(&i.title, 10))
-            .collect();
-        if !titles.is_empty() {
-            let what = if input.leaf {
-                "Documents such as"
-            } else {
-                "Topics such as"
-            };
-            out.push_str(&format!(" {what} {}.", titles.join("; ")));
-        }
-        let questions: Vec<String> = input
-            .items
-            .iter()
-            .filter_map(|i| question_form(&i.title))
-            .take(2)
-            .collect();
-        if !questions.is_empty() {
-            out.push_str(&format!(" Typical questions: {}", questions.join(" ")));
-        }
-        Ok(out.trim().to_string())
+        Ok(if input.leaf {
+            leaf_summary(input)
+        } else {
+            group_summary(input)
+        })
     }
 
     fn label(&self, input: &ClusterInput, _summary: &str) -> Result<String, LlmError> {
-        let items = item_pairs(input);
-        let terms = cluster_terms(&items, 3);
-        let mut words: Vec<String> = Vec::new();
-        for t in terms {
-            let tw: Vec<String> = t.split_whitespace().map(str::to_lowercase).collect();
-            if words.len() + tw.len() > 4 {
-                continue;
-            }
-            words.extend(tw);
-            if words.len() >= 3 {
-                break;
-            }
-        }
-        if words.is_empty() {
-            words.push("misc".into());
-        }
-        Ok(words.join(" "))
+        let avoid: HashSet<String> = input.avoid.iter().cloned().collect();
+        Ok(label_of(&members_of(input), &avoid))
     }
 
     fn tags(&self, input: &ClusterInput) -> Result<Tags, LlmError> {
-        let texts: Vec<String> = input
-            .items
-            .iter()
-            .map(|i| format!("{}.\n{}", i.title, i.text))
-            .collect();
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let names: Vec<&[String]> = input.items.iter().map(|i| &i.marks.names[..]).collect();
         Ok(Tags {
-            entities: entities(&refs, 8),
+            entities: names::entities(&names, 32),
             doc_types: doc_types(&item_pairs(input)),
         })
     }
 }
 
-/// (title, text) pairs; for clusters of clusters, the summary scaffolding this backend writes is
-/// removed first so it does not read as topic words.
+/// (title, text) pairs of the items.
 fn item_pairs(input: &ClusterInput) -> Vec<(String, String)> {
     input
         .items
         .iter()
+        .map(|i| (i.title.clone(), i.text.clone()))
+        .collect()
+}
+
+/// What the labeller reads of each item: a document's title and headings, or a child group's
+/// label and the titles its summary quotes.
+pub fn members_of(input: &ClusterInput) -> Vec<(String, Vec<String>)> {
+    input
+        .items
+        .iter()
         .map(|i| {
-            let text = if input.leaf {
-                i.text.clone()
+            let headings = if input.leaf {
+                i.marks.headings.clone()
             } else {
-                strip_scaffolding(&i.text)
+                quoted(&i.text)
             };
-            (i.title.clone(), text)
+            (i.title.clone(), headings)
         })
         .collect()
 }
 
-const SCAFFOLDING: &[&str] = &[
-    "Covers ",
-    "Documents such as ",
-    "Topics such as ",
-    "Typical questions: ",
-    "Answers questions about ",
-];
+/// The label of members given as (title, headings): the phrase they share, else words of the
+/// first (most central) one's title, avoiding the words in `avoid`.
+pub fn label_of(members: &[(String, Vec<String>)], avoid: &HashSet<String>) -> String {
+    let m: Vec<Member> = members
+        .iter()
+        .map(|(t, h)| Member {
+            title: t,
+            headings: h,
+        })
+        .collect();
+    // No shared phrase: the first member's title that has words of its own (most central
+    // first); when every word is one the level shares ("Quill"), it still beats "misc".
+    phrases::label(&m, avoid)
+        .or_else(|| (0..m.len()).find_map(|i| phrases::title_label(&m[i..], avoid)))
+        .or_else(|| phrases::title_label(&m, &HashSet::new()))
+        .unwrap_or_else(|| "misc".into())
+}
 
-fn strip_scaffolding(s: &str) -> String {
-    let mut t = s.to_string();
-    for p in SCAFFOLDING {
-        t = t.replace(p, ". ");
+/// Titles quoted in a summary (“…”), as this backend's summaries quote their examples.
+fn quoted(summary: &str) -> Vec<String> {
+    summary
+        .split('“')
+        .skip(1)
+        .filter_map(|s| s.split_once('”').map(|(q, _)| q.trim().to_string()))
+        .filter(|q| !q.is_empty())
+        .collect()
+}
+
+/// Up to two topics the members share (non-overlapping phrases held by two members or more).
+fn topics(members: &[(String, Vec<String>)]) -> Vec<String> {
+    if members.len() < 2 {
+        return Vec::new();
     }
-    t
+    let m: Vec<Member> = members
+        .iter()
+        .map(|(t, h)| Member {
+            title: t,
+            headings: h,
+        })
+        .collect();
+    let mut picked: Vec<Vec<String>> = Vec::new();
+    for p in phrases::shared(&m, &HashSet::new()) {
+        if picked.len() == 2 {
+            break;
+        }
+        if !picked.iter().any(|q| q.iter().any(|w| p.words.contains(w))) {
+            picked.push(p.words);
+        }
+    }
+    picked.into_iter().map(|w| w.join(" ")).collect()
+}
+
+/// “Title”, at most 8 words (a longer one ends with "…").
+fn quote(title: &str) -> String {
+    format!(
+        "“{}”",
+        clip_line(&one_line(title), 8).trim_end_matches(['.', ':'])
+    )
+}
+
+/// A leaf's summary in sentences: what its documents are about (the topics their titles share)
+/// with two of them by title, the central document's first prose sentence, and the questions
+/// its titles ask.
+fn leaf_summary(input: &ClusterInput) -> String {
+    let members = members_of(input);
+    let titles: Vec<String> = input
+        .items
+        .iter()
+        .take(2)
+        .map(|i| quote(&i.title))
+        .collect();
+    let mut out = match (topics(&members).as_slice(), titles.as_slice()) {
+        (_, []) => String::new(),
+        (_, [one]) if input.items.len() == 1 => format!("One document, {one}."),
+        ([], t) => format!("Documents such as {}.", join_and(t)),
+        (tp, t) => format!("Documents about {}, such as {}.", join_and(tp), join_and(t)),
+    };
+    if let Some(first) = input.items.first() {
+        let s = clip_line(&card_sentence(&first.text, &first.title), 20);
+        if s.split_whitespace().count() >= 6 && !out.contains(&s) {
+            out.push(' ');
+            out.push_str(&s);
+            if !s.ends_with(['.', '!', '?', '…']) {
+                out.push('.');
+            }
+        }
+    }
+    push_questions(&mut out, input.items.iter().map(|i| i.title.as_str()));
+    out.trim().to_string()
+}
+
+/// A higher node's summary in sentences, from its children: the two largest groups by label
+/// with documents their summaries quote, the other groups, and the questions they answer.
+fn group_summary(input: &ClusterInput) -> String {
+    let mut labels: Vec<String> = Vec::new();
+    for i in &input.items {
+        if !labels.contains(&i.title) {
+            labels.push(i.title.clone());
+        }
+    }
+    let examples: Vec<String> = input
+        .items
+        .iter()
+        .filter_map(|i| quoted(&i.text).into_iter().next())
+        .take(2)
+        .map(|t| quote(&t))
+        .collect();
+    let head = &labels[..labels.len().min(2)];
+    let mut out = format!("Groups about {}", join_and(head));
+    if !examples.is_empty() {
+        out.push_str(&format!(", with documents such as {}", join_and(&examples)));
+    }
+    out.push('.');
+    if labels.len() > 2 {
+        let rest = &labels[2..labels.len().min(8)];
+        let more = labels.len() - 2 - rest.len();
+        let tail = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        out.push_str(&format!(
+            " Its other groups cover {}{tail}.",
+            join_and(rest)
+        ));
+    }
+    let questions: Vec<String> = input.items.iter().flat_map(|i| quoted(&i.text)).collect();
+    push_questions(&mut out, questions.iter().map(String::as_str));
+    out
+}
+
+/// " It answers questions such as “Q1” and “Q2”." from the titles that read as questions.
+fn push_questions<'a>(out: &mut String, titles: impl Iterator<Item = &'a str>) {
+    let mut qs: Vec<String> = Vec::new();
+    for q in titles.filter_map(question_form) {
+        let q = format!("“{}”", q.trim_end_matches(['”']));
+        if qs.len() < 2 && !qs.contains(&q) {
+            qs.push(q);
+        }
+    }
+    if !qs.is_empty() {
+        out.push_str(&format!(" It answers questions such as {}.", join_and(&qs)));
+    }
 }
 
 fn join_and(terms: &[String]) -> String {
@@ -242,15 +345,18 @@ mod tests {
     #[test]
     fn summary_and_label_depend_only_on_input() {
         let input = ClusterInput {
+            avoid: Vec::new(),
             leaf: true,
             items: vec![
                 ClusterItem {
                     title: "Refund policy for ads".into(),
                     text: "Ad credits are non-refundable. Refund policy details.".into(),
+                    marks: Default::default(),
                 },
                 ClusterItem {
                     title: "How to request a refund".into(),
                     text: "Request a refund from billing. Refund policy applies.".into(),
+                    marks: Default::default(),
                 },
             ],
         };

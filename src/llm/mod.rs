@@ -6,7 +6,9 @@ pub mod batch;
 pub mod chat;
 pub mod check;
 mod extractive;
+pub mod names;
 pub mod parse;
+pub mod phrases;
 pub mod prompts;
 mod remote;
 pub use remote::schema_refusal;
@@ -18,7 +20,7 @@ pub mod wire;
 use std::collections::BTreeMap;
 
 use crate::tree::Tags;
-pub use extractive::{EXTRACTIVE_VERSION, Extractive};
+pub use extractive::{EXTRACTIVE_VERSION, Extractive, members_of};
 pub use remote::{Remote, Usage};
 use serde::{Deserialize, Serialize};
 pub use standin::Standin;
@@ -57,6 +59,18 @@ pub struct CardInput<'a> {
 pub struct ClusterItem {
     pub title: String,
     pub text: String,
+    /// A document's headings and names, from the same part of its text as `text`; empty for a
+    /// child cluster. Only the extractive backend reads them ([`Llm::reads_marks`]), so only its
+    /// keys hold them.
+    pub marks: Marks,
+}
+
+/// What a document's text marks out: its headings (other than its title) and the names in it
+/// (products, settings, commands, codes; see [`names::of_document`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Marks {
+    pub headings: Vec<String>,
+    pub names: Vec<String>,
 }
 
 /// The input of the cluster stages (summary, label, tags).
@@ -65,6 +79,10 @@ pub struct ClusterInput {
     /// True for clusters of documents, false for clusters of clusters.
     pub leaf: bool,
     pub items: Vec<ClusterItem>,
+    /// Words that most groups of this level share in their members' titles (a brand, a product
+    /// name): a label holding one tells the group from no other. Sorted; read by the extractive
+    /// label only ([`Llm::reads_marks`]).
+    pub avoid: Vec<String>,
 }
 
 /// One change proposed by verify-and-repartition.
@@ -196,6 +214,10 @@ pub trait Llm: Send + Sync {
     }
     /// Version (or hash) of the prompt a stage uses; part of the stage's memo keys.
     fn prompt_version(&self, stage: &str) -> String;
+    /// Whether the cluster stages read the members' [`Marks`] (then they enter the keys).
+    fn reads_marks(&self) -> bool {
+        false
+    }
     fn card(&self, input: &CardInput) -> Result<Card, LlmError>;
     fn summarize(&self, input: &ClusterInput) -> Result<String, LlmError>;
     /// A 2–5 word label for a cluster (sanitized into a slug by the caller).

@@ -1,9 +1,11 @@
-//! Term statistics for the extractive backend: phrase candidates, distinctive terms, entities and doc types.
+//! Term statistics for the extractive backend: phrase candidates, distinctive phrases of a
+//! document, and doc types.
 //! Everything is scored against the built-in background table, never corpus-wide statistics.
 
 use std::collections::HashMap;
 
-use crate::text::{distinctiveness, is_stopword, plain_text, sentences};
+use crate::markdown::plain_text;
+use crate::text::{distinctiveness, is_stopword, sentences, word_key};
 
 /// A candidate term (1–`max_n` words) with its first surface form and count.
 #[derive(Debug, Clone)]
@@ -22,7 +24,7 @@ fn segments(sentence: &str) -> Vec<Vec<(String, String)>> {
             .split_whitespace()
             .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
             .filter(|w| !w.is_empty() && w.len() <= 40)
-            .map(|w| (w.to_string(), w.to_lowercase().replace('\'', "")))
+            .filter_map(|w| Some((w.to_string(), word_key(w)?)))
             .collect();
         if !ws.is_empty() {
             out.push(ws);
@@ -130,98 +132,6 @@ pub fn doc_phrases(text: &str, limit: usize) -> Vec<String> {
     pick_non_overlapping(scored, limit)
 }
 
-/// Distinctive terms of a group of (title, text) items, favoring terms shared by many items.
-pub fn cluster_terms(items: &[(String, String)], limit: usize) -> Vec<String> {
-    let mut agg: HashMap<String, (f32, usize, String)> = HashMap::new();
-    for (title, text) in items {
-        let mut seen: HashMap<String, (f32, String)> = HashMap::new();
-        for (k, c) in candidates(text, 2) {
-            let w = term_weight(&k) * (1.0 + 0.3 * (c.count as f32).ln());
-            seen.insert(k, (w, c.surface));
-        }
-        for (k, c) in candidates(title, 2) {
-            let e = seen
-                .entry(k.clone())
-                .or_insert((term_weight(&k), c.surface));
-            e.0 *= 2.0;
-        }
-        for (k, (w, surface)) in seen {
-            let e = agg.entry(k).or_insert((0.0, 0, surface));
-            e.0 += w;
-            e.1 += 1;
-        }
-    }
-    let multi = items.len() >= 2;
-    let scored = agg
-        .into_iter()
-        .map(|(k, (w, n, surface))| {
-            let shared = if multi && n < 2 { 0.35 } else { 1.0 };
-            (k, w * shared, surface.to_lowercase())
-        })
-        .collect();
-    pick_non_overlapping(scored, limit)
-}
-
-/// Proper nouns, product names and identifiers: capitalized runs, ALLCAPS, CamelCase, words with digits.
-pub fn entities(texts: &[&str], limit: usize) -> Vec<String> {
-    let mut counts: HashMap<String, (usize, usize)> = HashMap::new();
-    let mut order = 0;
-    for text in texts {
-        for s in sentences(&plain_text(text)) {
-            for seg in segments(&s) {
-                let mut run: Vec<&str> = Vec::new();
-                for (idx, (surface, lower)) in seg.iter().enumerate() {
-                    let sentence_start = idx == 0;
-                    if looks_like_entity(surface, lower, sentence_start) {
-                        run.push(surface);
-                    } else {
-                        flush_entity(&mut run, &mut counts, &mut order);
-                    }
-                }
-                flush_entity(&mut run, &mut counts, &mut order);
-            }
-        }
-    }
-    let mut v: Vec<(String, usize, usize)> =
-        counts.into_iter().map(|(k, (c, o))| (k, c, o)).collect();
-    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.2.cmp(&b.2)));
-    v.into_iter().take(limit).map(|x| x.0).collect()
-}
-
-fn looks_like_entity(surface: &str, lower: &str, sentence_start: bool) -> bool {
-    let first = surface.chars().next().unwrap_or(' ');
-    let upper_count = surface.chars().filter(|c| c.is_uppercase()).count();
-    let has_digit = surface.chars().any(|c| c.is_ascii_digit());
-    let has_alpha = surface.chars().any(char::is_alphabetic);
-    if !has_alpha || surface.chars().count() < 2 {
-        return false;
-    }
-    let inner_caps = upper_count >= 2 || (upper_count == 1 && !first.is_uppercase());
-    if inner_caps || (has_digit && upper_count > 0) {
-        return true;
-    }
-    if !first.is_uppercase() {
-        return false;
-    }
-    // A capitalized common word is not an entity; at a sentence start even less so.
-    let z = crate::text::zipf(lower);
-    if sentence_start { z == 0.0 } else { z < 4.8 }
-}
-
-fn flush_entity(
-    run: &mut Vec<&str>,
-    counts: &mut HashMap<String, (usize, usize)>,
-    order: &mut usize,
-) {
-    if !run.is_empty() && run.len() <= 4 {
-        let e = run.join(" ");
-        *order += 1;
-        let o = *order;
-        counts.entry(e).or_insert((0, o)).0 += 1;
-    }
-    run.clear();
-}
-
 /// Document-type tags from cue words, kept when at least a third of the items show them.
 pub fn doc_types(items: &[(String, String)]) -> Vec<String> {
     const CUES: &[(&str, &[&str])] = &[
@@ -302,16 +212,5 @@ mod tests {
         let p = doc_phrases(text, 4);
         assert!(p.iter().any(|x| x.contains("Smart Remote")), "{p:?}");
         assert!(p.len() >= 2 && p.len() <= 4, "{p:?}");
-    }
-
-    #[test]
-    fn entities_skip_sentence_initial_words() {
-        let e = entities(
-            &["When you open Bixby, the Samsung Smart Remote and HDMI-CEC work. The TV is on."],
-            5,
-        );
-        assert!(e.contains(&"Bixby".to_string()), "{e:?}");
-        assert!(e.iter().any(|x| x.contains("HDMI")), "{e:?}");
-        assert!(!e.iter().any(|x| x == "When" || x == "The"), "{e:?}");
     }
 }

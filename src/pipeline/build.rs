@@ -318,7 +318,8 @@ fn build_on(
 
     enrich::exemplars(&mut tree, doc_vectors, cfg.tree.exemplars);
     enrich::related(&mut tree, cfg.tree.related_skills);
-    render::assign_paths(&mut tree);
+    // The extractive labels avoid the words their level shares when they are made.
+    render::assign_paths(&mut tree, !backends.llm.reads_marks());
     let fallbacks: Vec<Warning> =
         std::mem::take(&mut *exec.warnings.lock().unwrap_or_else(|e| e.into_inner()));
     for w in &fallbacks {
@@ -444,7 +445,15 @@ fn make_tree(
                     .copied()
                     .filter(|&i| tree.nodes[i].level == level)
                     .collect();
-                summarize_nodes(&mut tree, &nodes, docs, cards, backends.llm.as_ref(), exec)?;
+                summarize_nodes(
+                    &mut tree,
+                    &nodes,
+                    &nodes,
+                    docs,
+                    cards,
+                    backends.llm.as_ref(),
+                    exec,
+                )?;
             }
             progress.status(
                 "Updated",

@@ -4,6 +4,7 @@
 mod error;
 pub use error::ServeError;
 pub mod agent;
+pub mod answer;
 pub mod compiled;
 pub mod mcp;
 pub mod navigator;

@@ -50,8 +50,11 @@ fn entity_sets(tree: &Tree) -> Vec<BTreeSet<String>> {
     sets
 }
 
-/// Sets `related` of every node: top-`count` by entity Jaccard among top-level skills (for skills)
-/// or among siblings (for groups), only where they share an entity.
+/// Sets `related` of every node: among top-level skills (for skills) or siblings (for groups),
+/// the top `count` by the entities they share, each weighted by how few of the siblings hold it
+/// (a name every sibling holds, such as the product's, relates nothing). A sibling is related
+/// only when they share at least [`MIN_SHARED`] such names and their weighted overlap reaches
+/// [`MIN_OVERLAP`]: none rather than all.
 pub fn related(tree: &mut Tree, count: usize) {
     let sets = entity_sets(tree);
     let first_doc: Vec<usize> = (0..tree.nodes.len()).map(|i| tree.first_doc(i)).collect();
@@ -64,14 +67,21 @@ pub fn related(tree: &mut Tree, count: usize) {
     );
     let mut related: Vec<(usize, Vec<usize>)> = Vec::new();
     for g in &groups {
+        let weight = rarity(g, &sets);
+        let w = |e: &String| weight.get(e).copied().unwrap_or(0.0);
         for &a in g {
             let mut scored: Vec<(f32, usize)> = g
                 .iter()
                 .filter(|&&b| b != a)
                 .filter_map(|&b| {
-                    let inter = sets[a].intersection(&sets[b]).count();
-                    let union = sets[a].union(&sets[b]).count();
-                    (inter > 0).then(|| (inter as f32 / union as f32, b))
+                    let shared: Vec<&String> = sets[a]
+                        .intersection(&sets[b])
+                        .filter(|e| w(e) > 0.0)
+                        .collect();
+                    let inter: f32 = shared.iter().map(|e| w(e)).sum();
+                    let union: f32 = sets[a].union(&sets[b]).map(w).sum();
+                    let score = inter / union.max(f32::MIN_POSITIVE);
+                    (shared.len() >= MIN_SHARED && score >= MIN_OVERLAP).then_some((score, b))
                 })
                 .collect();
             // Ties by first document, never by node index (which differs between builds).
@@ -85,6 +95,34 @@ pub fn related(tree: &mut Tree, count: usize) {
     for (a, r) in related {
         tree.nodes[a].related = r;
     }
+}
+
+/// Names two siblings must share to be related.
+const MIN_SHARED: usize = 2;
+/// The least weighted overlap (shared weight over the union's) of related siblings.
+const MIN_OVERLAP: f32 = 0.05;
+
+/// The weight of each entity among siblings: `ln(m / holders)`, zero for one that half of them or
+/// more hold.
+fn rarity(group: &[usize], sets: &[BTreeSet<String>]) -> BTreeMap<String, f32> {
+    let m = group.len() as f32;
+    let mut holders: BTreeMap<&String, usize> = BTreeMap::new();
+    for &n in group {
+        for e in &sets[n] {
+            *holders.entry(e).or_default() += 1;
+        }
+    }
+    holders
+        .into_iter()
+        .map(|(e, h)| {
+            let w = if h as f32 * 2.0 >= m {
+                0.0
+            } else {
+                (m / h as f32).ln()
+            };
+            (e.clone(), w)
+        })
+        .collect()
 }
 
 /// Where one entity is mentioned: tagged nodes with the number of documents below each that
@@ -175,4 +213,47 @@ fn mentions_per_doc(names: &[&str], docs: &[Document], cards: &[Card]) -> Vec<Ve
             found
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tree::Node;
+
+    fn skill(doc: usize, entities: &[&str]) -> Node {
+        let mut n = Node {
+            level: 1,
+            docs: vec![doc],
+            ..Node::default()
+        };
+        n.tags.entities = entities.iter().map(|e| e.to_string()).collect();
+        n
+    }
+
+    #[test]
+    fn related_skills_share_rare_names_or_are_none() {
+        // Every skill names the product; only the two database skills share more.
+        let mut tree = Tree {
+            nodes: vec![
+                skill(0, &["Acme", "Redis", "PgBouncer", "Backups"]),
+                skill(1, &["Acme", "Redis", "PgBouncer", "Migrations"]),
+                skill(2, &["Acme", "SAML", "Okta"]),
+                skill(3, &["Acme", "Invoices", "SEPA"]),
+                skill(4, &["Acme", "Okta", "Alerts"]),
+            ],
+            roots: vec![0, 1, 2, 3, 4],
+            levels: 1,
+        };
+        related(&mut tree, 3);
+        assert_eq!(tree.nodes[0].related, vec![1]);
+        assert_eq!(tree.nodes[1].related, vec![0]);
+        // One shared rare name (Okta) is not enough; the product name relates nothing.
+        for n in 2..5 {
+            assert!(
+                tree.nodes[n].related.is_empty(),
+                "{n}: {:?}",
+                tree.nodes[n].related
+            );
+        }
+    }
 }

@@ -82,14 +82,38 @@ pub fn build_tree(
         stats.cluster_secs += clock.elapsed().as_secs_f64();
         let clock = std::time::Instant::now();
         let mut nodes = add_level(&mut tree, &lc, level, &below);
-        summarize_nodes(&mut tree, &nodes, input.docs, input.cards, input.llm, exec)?;
+        summarize_nodes(
+            &mut tree,
+            &nodes,
+            &nodes,
+            input.docs,
+            input.cards,
+            input.llm,
+            exec,
+        )?;
         if level <= REPARTITION_LEVELS {
             let plan = repartition_plan(&tree, &lc, &current, &nodes, level, input, exec)?;
             stats.merges += plan.merges.len();
             let merged = repartition(
                 &mut tree, &mut lc, &current, &mut nodes, level, &below, &plan,
             );
-            summarize_nodes(&mut tree, &merged, input.docs, input.cards, input.llm, exec)?;
+            // The extractive label reads what the level's groups share, which merges may have
+            // changed: every node of the level again (unchanged results come from the memo).
+            // A model's results depend on their own group only: the merged ones again.
+            let again = if merged.is_empty() || !input.llm.reads_marks() {
+                merged
+            } else {
+                nodes.clone()
+            };
+            summarize_nodes(
+                &mut tree,
+                &again,
+                &nodes,
+                input.docs,
+                input.cards,
+                input.llm,
+                exec,
+            )?;
         }
         stats.summarize_secs += clock.elapsed().as_secs_f64();
         let clock = std::time::Instant::now();

@@ -1,9 +1,52 @@
-//! Label stage, final step: sibling folders get distinct slugs and stable `NN` numbering.
+//! Label stage, final step: sibling labels are told apart (by their members' own title phrases,
+//! or by dropping the words most of them share), then folders get distinct slugs and stable
+//! `NN` numbering.
 
 use std::collections::HashSet;
 
+use crate::llm::Card;
+use crate::llm::phrases::{self, LABEL_WORDS, Member};
 use crate::text::is_stopword;
 use crate::tree::{Tree, slugify};
+
+/// Titles a relabelled group reads (its documents, most central first).
+const RELABEL_TITLES: usize = 40;
+
+/// Groups of one level that share a label are told apart by their members' titles: each gets
+/// the phrase its own documents share most (avoiding the shared label's words and `avoid`, the
+/// words most of the level's groups share) after the shared label, or alone when that would
+/// pass [`LABEL_WORDS`]. For the extractive backend's labels, made of title phrases themselves;
+/// run where a level's labels are set, so that the level above is summarized from told-apart
+/// labels.
+pub fn distinct_labels(tree: &mut Tree, group: &[usize], cards: &[Card], avoid: &HashSet<String>) {
+    let labels: Vec<String> = group.iter().map(|&s| tree.nodes[s].label.clone()).collect();
+    for (k, &s) in group.iter().enumerate() {
+        if labels.iter().filter(|l| **l == labels[k]).count() < 2 {
+            continue;
+        }
+        let mut avoid = avoid.clone();
+        avoid.extend(labels[k].split_whitespace().map(str::to_string));
+        let docs = tree.descendant_docs(s);
+        let none: Vec<String> = Vec::new();
+        let members: Vec<Member> = docs
+            .iter()
+            .take(RELABEL_TITLES)
+            .map(|&d| Member {
+                title: &cards[d].title,
+                headings: &none,
+            })
+            .collect();
+        let Some(extra) = phrases::label(&members, &avoid) else {
+            continue;
+        };
+        let words = labels[k].split_whitespace().count() + extra.split_whitespace().count();
+        tree.nodes[s].label = if words <= LABEL_WORDS {
+            format!("{} {extra}", labels[k])
+        } else {
+            extra
+        };
+    }
+}
 
 /// Orders siblings and gives each a unique slug: a collision takes a distinguishing word from the
 /// node's entities or summary, then a numeric suffix. Returns `(node, slug)` in folder order.
@@ -78,11 +121,15 @@ pub fn strip_common_words(tree: &mut Tree, siblings: &[usize]) {
 const BOILERPLATE: &[&str] = &[
     "covers",
     "documents",
+    "document",
     "topics",
     "such",
     "typical",
     "questions",
     "answers",
+    "groups",
+    "cover",
+    "other",
 ];
 
 /// Words of the node's entities and summary that are not already in its slug.

@@ -1,14 +1,16 @@
 //! Summarize stage: builds each cluster's summarizer input and runs summary, label and tag calls.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::db::cache::KeyParts;
 use crate::db::exec::{Executor, Json, Maybe, Plan, WarningSink};
 use crate::error::BuildError;
 use crate::ingest::Document;
-use crate::llm::{Card, ClusterInput, ClusterItem, Extractive, Llm, LlmError};
+use crate::llm::phrases::{self, Member};
+use crate::llm::{Card, ClusterInput, ClusterItem, Extractive, Llm, LlmError, Marks, members_of};
+use crate::markdown::Block;
 use crate::stage::fallback::{Item, or_fallback};
-use crate::text::{clip_chars, one_line, plain_text};
+use crate::text::clip_chars;
 use crate::tree::Tags;
 use crate::tree::Tree;
 
@@ -27,15 +29,21 @@ pub fn cluster_input(tree: &Tree, node: usize, docs: &[Document], cards: &[Card]
             .docs
             .iter()
             .take(LEAF_ITEMS)
-            .map(|&d| ClusterItem {
-                title: cards[d].title.clone(),
-                text: one_line(clip_chars(
-                    &plain_text(clip_chars(docs[d].nav_text(), LEAF_CHARS * 4)),
-                    LEAF_CHARS,
-                )),
+            .map(|&d| {
+                let head = clip_chars(docs[d].nav_text(), LEAF_CHARS * 4);
+                let blocks = crate::markdown::blocks(head);
+                ClusterItem {
+                    title: cards[d].title.clone(),
+                    text: clip_chars(&excerpt(&blocks, &cards[d].title), LEAF_CHARS).to_string(),
+                    marks: marks(&blocks, head, &cards[d].title),
+                }
             })
             .collect();
-        return ClusterInput { leaf: true, items };
+        return ClusterInput {
+            leaf: true,
+            items,
+            avoid: Vec::new(),
+        };
     }
     let mut kids: Vec<usize> = n.children.clone();
     // Largest first; ties by content, never by node index (which differs between builds).
@@ -52,21 +60,86 @@ pub fn cluster_input(tree: &Tree, node: usize, docs: &[Document], cards: &[Card]
         .map(|c| ClusterItem {
             title: tree.nodes[c].label.clone(),
             text: clip_chars(&tree.nodes[c].summary, PARENT_CHARS).to_string(),
+            marks: Marks::default(),
         })
         .collect();
-    ClusterInput { leaf: false, items }
+    ClusterInput {
+        leaf: false,
+        items,
+        avoid: Vec::new(),
+    }
 }
 
 /// Version of the summary/label/tags key layout.
 pub const SUMMARY_VERSION: u32 = 1;
 
-fn input_hash(input: &ClusterInput) -> String {
+/// Headings of a document's text (not its title) and the names in it, at most [`MARKS`] of each.
+fn marks(blocks: &[Block], md: &str, title: &str) -> Marks {
+    let mut headings: Vec<String> = Vec::new();
+    let mut lines: Vec<&str> = Vec::new();
+    for b in blocks {
+        match b {
+            Block::Heading(h) => {
+                if headings.len() < MARKS && !h.eq_ignore_ascii_case(title) && !headings.contains(h)
+                {
+                    headings.push(h.clone());
+                }
+            }
+            Block::Text(t) => lines.extend(t.lines()),
+            Block::Code { .. } => {}
+        }
+    }
+    let code = crate::markdown::code_spans(md);
+    let names = crate::llm::names::of_document(title, &headings, &lines, &code, MARKS);
+    Marks { headings, names }
+}
+
+/// The text of a leaf member as the summarizer sees it: its lines in order, one line, a
+/// heading or a first line that repeats the title left out, and every line ended as a sentence
+/// (so a heading never runs into the sentence after it).
+fn excerpt(blocks: &[Block], title: &str) -> String {
+    let mut out = String::new();
+    let mut push = |line: &str| {
+        let line = line.trim();
+        if line.is_empty() || (out.is_empty() && line.eq_ignore_ascii_case(title.trim())) {
+            return;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(line);
+        if !line.ends_with(['.', '!', '?', ':', ';', '…']) {
+            out.push('.');
+        }
+    };
+    for b in blocks {
+        match b {
+            Block::Heading(h) => push(h),
+            Block::Text(t) => t.lines().for_each(&mut push),
+            Block::Code { .. } => {}
+        }
+    }
+    out
+}
+
+/// Headings and names kept per member.
+const MARKS: usize = 12;
+
+/// The hash of a cluster input; with `marks`, the members' headings and code spans too.
+fn input_hash(input: &ClusterInput, marks: bool) -> String {
     let mut h = blake3::Hasher::new();
     h.update(if input.leaf { b"leaf" } else { b"node" });
     for i in &input.items {
         h.update(i.title.as_bytes());
         h.update(b"\x1f");
         h.update(i.text.as_bytes());
+        if marks {
+            for x in i.marks.headings.iter().chain(&i.marks.names) {
+                h.update(b"\x1d");
+                h.update(x.as_bytes());
+            }
+            h.update(b"\x1c");
+        }
         h.update(b"\x1e");
     }
     crate::hash::short_hash(&h.finalize())
@@ -103,23 +176,53 @@ pub fn node_subject(tree: &Tree, node: usize, docs: &[Document]) -> String {
     )
 }
 
-/// Summary, label and tags of the given nodes, through the memo (stages `summary`, `label`, `tags`).
+/// The words most groups of a level share (see [`ClusterInput::avoid`]).
+fn level_avoid(inputs: &[&ClusterInput]) -> Vec<String> {
+    let members: Vec<Vec<(String, Vec<String>)>> = inputs.iter().map(|i| members_of(i)).collect();
+    let groups: Vec<Vec<Member>> = members
+        .iter()
+        .map(|m| {
+            m.iter()
+                .map(|(title, headings)| Member { title, headings })
+                .collect()
+        })
+        .collect();
+    phrases::common_words(&groups)
+}
+
+/// Summary, label and tags of `nodes`, through the memo (stages `summary`, `label`, `tags`).
+/// `level` holds every node of their level: the extractive label avoids the words most of them
+/// share.
 pub fn summarize_nodes(
     tree: &mut Tree,
     nodes: &[usize],
+    level: &[usize],
     docs: &[Document],
     cards: &[Card],
     llm: &dyn Llm,
     exec: &mut Executor,
 ) -> Result<(), BuildError> {
-    let inputs: Vec<(String, ClusterInput, String)> = nodes
+    let reads_marks = llm.reads_marks();
+    let mut inputs: Vec<(String, ClusterInput, String)> = nodes
         .iter()
         .map(|&i| {
             let input = cluster_input(tree, i, docs, cards);
-            let hash = input_hash(&input);
+            let hash = input_hash(&input, reads_marks);
             (node_subject(tree, i, docs), input, hash)
         })
         .collect();
+    if reads_marks {
+        let others: Vec<ClusterInput> = level
+            .iter()
+            .filter(|i| !nodes.contains(i))
+            .map(|&i| cluster_input(tree, i, docs, cards))
+            .collect();
+        let all: Vec<&ClusterInput> = inputs.iter().map(|x| &x.1).chain(&others).collect();
+        let avoid = level_avoid(&all);
+        for x in &mut inputs {
+            x.1.avoid = avoid.clone();
+        }
+    }
     let sink = exec.warnings.clone();
     // Summaries and tags do not depend on each other: both run before either fails, so in a
     // batched build their requests share one batch.
@@ -166,9 +269,13 @@ pub fn summarize_nodes(
         &with_summary,
         |((subject, input, h), summary)| {
             let sh = crate::hash::content_hash(summary.as_bytes());
+            let mut parts = vec![h.clone(), sh];
+            if reads_marks {
+                parts.push(crate::hash::content_hash(input.avoid.join(" ").as_bytes()));
+            }
             Plan {
                 subject: subject.clone(),
-                parts: key("label", llm, vec![h.clone(), sh]),
+                parts: key("label", llm, parts),
                 input_chars: chars(input) + summary.len(),
             }
         },
@@ -193,6 +300,13 @@ pub fn summarize_nodes(
         n.summary = summaries[pos].value.0.clone();
         n.label = labels[pos].value.0.clone();
         n.tags = tags;
+    }
+    if reads_marks {
+        let avoid: HashSet<String> = inputs
+            .first()
+            .map(|x| x.1.avoid.iter().cloned().collect())
+            .unwrap_or_default();
+        crate::stage::label::distinct_labels(tree, nodes, cards, &avoid);
     }
     Ok(())
 }

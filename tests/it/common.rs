@@ -8,6 +8,13 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The shared benchmark sets (`../shared/data`, or `C2S_DATA_DIR`).
+pub fn data_dir() -> PathBuf {
+    std::env::var_os("C2S_DATA_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("../shared/data"))
+}
+
 /// Runs `c2s ARGS` in `cwd`.
 pub fn c2s(cwd: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_c2s"))

@@ -1,15 +1,8 @@
 //! The shared benchmark corpora build, and their gold ids are document ids (or aliases of folded duplicates).
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
-use crate::common::{c2s, files, read_tree, repo, skip, stderr};
-
-fn data_dir() -> PathBuf {
-    std::env::var_os("C2S_DATA_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("../shared/data"))
-}
+use crate::common::{c2s, data_dir, files, read_tree, repo, skip, stderr};
 
 fn check_dataset(name: &str) {
     let dir = data_dir().join(name);

@@ -30,6 +30,7 @@ mod planted;
 mod portable;
 mod publish;
 mod readability;
+mod readable;
 mod real_llm;
 mod scale;
 mod serve;

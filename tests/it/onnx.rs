@@ -108,10 +108,7 @@ fn wixqa_sample_builds_with_onnx_embeddings() {
     let Some((model_dir, lib)) = model_parts() else {
         return;
     };
-    let data = std::env::var_os("C2S_DATA_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("../shared/data"))
-        .join("wixqa-sample/corpus.jsonl");
+    let data = crate::common::data_dir().join("wixqa-sample/corpus.jsonl");
     if !data.is_file() {
         skip(&format!("benchmark data {} not found", data.display()));
         return;

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::common::{build_example, repo};
 
-fn report(out: &std::path::Path, gold: &std::path::Path) -> Value {
+pub fn report(out: &std::path::Path, gold: &std::path::Path) -> Value {
     let o = Command::new("python3")
         .arg(repo().join("scripts/readability.py"))
         .arg(out)
@@ -38,6 +38,16 @@ fn each_metric_counts_what_it_says() {
     // "Stripe" is a name; sentence-initial "Install" is not.
     assert_eq!(r["entity_precision"], 0.5);
     assert_eq!(r["entities_not_in_gold"], serde_json::json!(["Install"]));
+    // A quoted title is one item of a sentence, whatever its own "and"s: no term list.
+    let o = Command::new("python3")
+        .current_dir(repo().join("scripts"))
+        .args([
+            "-c",
+            "import readability as r; print(r.is_term_list('Documents such as “Custom domains and TLS” and “Logs and metrics”.'), r.is_term_list('Covers a, b and c.'))",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "False True");
 }
 
 /// README's command, on a build of the example in a temporary folder.

@@ -111,25 +111,7 @@ pub(crate) fn word_tokens(s: &str) -> impl Iterator<Item = String> + '_ {
         .map(str::to_string)
 }
 
-/// A crude English stem, so "domains" matches "domain" and "configuring" matches "configure".
-pub fn stem(w: &str) -> String {
-    let w = w.to_lowercase();
-    let n = w.chars().count();
-    for (suffix, min, with) in [
-        ("ies", 5, "y"),
-        ("sses", 5, "ss"),
-        ("ing", 6, ""),
-        ("ed", 5, ""),
-        ("es", 5, ""),
-        ("s", 4, ""),
-    ] {
-        if n >= min && w.ends_with(suffix) && !(suffix == "s" && w.ends_with("ss")) {
-            let base = &w[..w.len() - suffix.len()];
-            return format!("{}{with}", base.trim_end_matches('e'));
-        }
-    }
-    w.trim_end_matches('e').to_string()
-}
+pub use crate::text::stem;
 
 /// Entities that occur in the members as written; the others are dropped.
 pub fn entities(list: Vec<String>, members: &Source) -> Parsed<Vec<String>> {

@@ -169,10 +169,12 @@ pub fn all_files<'a>(
     (out, navigation)
 }
 
-/// Names every node's folder (`skill-NN-slug` at the top, `group-NN-slug` below) and sets its path.
-pub fn assign_paths(tree: &mut Tree) {
+/// Names every node's folder (`skill-NN-slug` at the top, `group-NN-slug` below) and sets its
+/// path. With `strip`, the words most sibling labels share are dropped first (a model's "acme
+/// billing", "acme deploys"; the extractive labels avoid them when they are made).
+pub fn assign_paths(tree: &mut Tree, strip: bool) {
     let roots = tree.roots.clone();
-    tree.roots = name_siblings(tree, &roots, "skill");
+    tree.roots = name_siblings(tree, &roots, "skill", strip);
     let mut stack: Vec<(usize, String)> = tree
         .roots
         .iter()
@@ -184,7 +186,7 @@ pub fn assign_paths(tree: &mut Tree) {
         if kids.is_empty() {
             continue;
         }
-        tree.nodes[node].children = name_siblings(tree, &kids, "group");
+        tree.nodes[node].children = name_siblings(tree, &kids, "group", strip);
         for &c in &tree.nodes[node].children {
             stack.push((c, format!("{path}/{}", tree.nodes[c].folder)));
         }
@@ -195,13 +197,15 @@ pub fn assign_paths(tree: &mut Tree) {
 /// the previous build) keep it, so untouched clusters never move; new nodes get the next free
 /// numbers. A fresh set is numbered in label order. A folder whose prefix does not fit its place
 /// (a group folded up to the top, say) is renamed.
-fn name_siblings(tree: &mut Tree, siblings: &[usize], prefix: &str) -> Vec<usize> {
+fn name_siblings(tree: &mut Tree, siblings: &[usize], prefix: &str, strip: bool) -> Vec<usize> {
     for &s in siblings {
         if !tree.nodes[s].folder.starts_with(&format!("{prefix}-")) {
             tree.nodes[s].folder.clear();
         }
     }
-    strip_common_words(tree, siblings);
+    if strip {
+        strip_common_words(tree, siblings);
+    }
     let named = sibling_slugs(tree, siblings);
     let number = |folder: &str| {
         folder

@@ -19,6 +19,8 @@ pub const ROW_PHRASES: usize = 2;
 pub const MAX_DESCRIPTION: usize = 1024;
 /// Group descriptions (INDEX.md) are kept short: their Overview follows right below.
 const GROUP_DESCRIPTION: usize = 200;
+/// Entities a navigation file's frontmatter names (its entity files hold all of them).
+const FRONT_ENTITIES: usize = 8;
 /// Entities named in a description's "Use for" clause.
 const WHEN_ENTITIES: usize = 4;
 
@@ -31,9 +33,17 @@ pub fn nav_file(ctx: &Ctx, node: usize, entity_glob: &str) -> String {
     frontmatter(&mut s, n, &description);
     let _ = writeln!(s, "# {}\n", title_case(&n.label));
     // A top-level skill's description already carries its whole summary (an agent saw it in
-    // the skill list); its body repeats it only when the description had to be cut.
-    if n.parent.is_some() || !description.starts_with(n.summary.trim()) {
-        let _ = writeln!(s, "## Overview\n{}\n", n.summary);
+    // the skill list); its body repeats it only when the description had to be cut. A group's
+    // description is its summary's first sentence: the Overview goes on from there.
+    let overview = if n.parent.is_none() {
+        (!description.starts_with(n.summary.trim())).then_some(n.summary.trim())
+    } else {
+        let rest = n.summary.trim()[crate::text::first_sentence(n.summary.trim()).len()..].trim();
+        let cut = !description.starts_with(crate::text::first_sentence(n.summary.trim()));
+        Some(if cut { n.summary.trim() } else { rest }).filter(|o| !o.is_empty())
+    };
+    if let Some(o) = overview {
+        let _ = writeln!(s, "## Overview\n{o}\n");
     }
     // Sections with nothing to list are left out: navigation files stay small.
     if !n.related.is_empty() {
@@ -107,7 +117,15 @@ fn frontmatter(s: &mut String, n: &Node, description: &str) {
     let _ = writeln!(s, "  level: \"{}\"", n.level);
     let _ = writeln!(s, "  documents: \"{}\"", n.num_documents);
     let _ = writeln!(s, "  label: {}", yaml_str(&n.label));
-    let _ = writeln!(s, "  entities: {}", yaml_str(&n.tags.entities.join(", ")));
+    // The main names only: the entity files list every one.
+    let main: Vec<&str> = n
+        .tags
+        .entities
+        .iter()
+        .take(FRONT_ENTITIES)
+        .map(String::as_str)
+        .collect();
+    let _ = writeln!(s, "  entities: {}", yaml_str(&main.join(", ")));
     let _ = writeln!(s, "  doc_types: {}", yaml_str(&n.tags.doc_types.join(", ")));
     s.push_str("---\n");
 }

@@ -1,0 +1,339 @@
+//! Entity tags for the extractive backend: the names a reader would grep for (products,
+//! features, settings, commands, error codes, acronyms), never capitalized common words.
+
+use std::collections::HashMap;
+
+use crate::text::{is_apostrophe, sentences, zipf};
+
+/// How often (Zipf) a word may be and still be a name when it stands alone capitalized.
+const COMMON: f32 = 4.5;
+
+/// Capitals that mark a kind of text, not a thing: "FAQ", an admonition's "NOTE".
+const NOT_NAMES: &[&str] = &[
+    "faq",
+    "faqs",
+    "ok",
+    "etc",
+    "todo",
+    "note",
+    "tip",
+    "important",
+    "warning",
+    "caution",
+    "info",
+    "tl",
+    "dr",
+    "eg",
+    "ie",
+    "vs",
+];
+
+/// Units after a number: `30s`, `5GB` and `1080p` are measures, not names.
+const UNITS: &[&str] = &[
+    "b", "kb", "mb", "gb", "tb", "pb", "kib", "mib", "gib", "tib", "k", "m", "g", "t", "s", "ms",
+    "us", "ns", "h", "hr", "hrs", "min", "mins", "d", "w", "x", "px", "pt", "em", "rem", "hz",
+    "khz", "mhz", "ghz", "kw", "v", "mah", "fps", "p", "i", "st", "nd", "rd", "th", "am", "pm",
+    "kg", "cm", "mm", "km", "in", "ft",
+];
+
+/// How the words of the members are written: capitalized or lowercase, inside a sentence or at
+/// its start. A capitalized common word is a name only when the members capitalize it inside
+/// sentences and never write it in lowercase ("the Enterprise plan"), never when it only opens
+/// sentences or titles ("Install", "Metrics").
+#[derive(Default)]
+struct Usage {
+    capital_inside: HashMap<String, usize>,
+    lowercase: HashMap<String, usize>,
+}
+
+impl Usage {
+    fn of(lines: &[&str]) -> Usage {
+        let mut u = Usage::default();
+        for line in lines {
+            for sentence in sentences(line) {
+                let toks = tokens(&sentence);
+                for (i, w) in toks.iter().enumerate() {
+                    let lower = w.to_lowercase();
+                    // Inside: after a word of the same clause (not first, not after a mark such
+                    // as `:` or `→`, where menus and lists capitalize anyway).
+                    let inside = i > 0 && !toks[i - 1].is_empty();
+                    if w.chars().next().is_some_and(char::is_lowercase) {
+                        *u.lowercase.entry(lower).or_default() += 1;
+                    } else if inside && !w.is_empty() {
+                        *u.capital_inside.entry(lower).or_default() += 1;
+                    }
+                }
+            }
+        }
+        u
+    }
+
+    /// Whether a capitalized word is a name in this document: it is never written in
+    /// lowercase, and it is capitalized inside a sentence of the text or is a word the
+    /// background table does not know at all (`Okta`, `Datadog`).
+    fn names(&self, word: &str) -> bool {
+        let lower = word.to_lowercase();
+        if self.lowercase.contains_key(&lower) || UNITS.contains(&lower.as_str()) {
+            return false;
+        }
+        // A word in -ing opens a task title ("Configuring Quill"): a verb, not a name.
+        if lower.ends_with("ing") {
+            return false;
+        }
+        let unknown = zipf(&lower) == 0.0
+            && zipf(&crate::text::stem(&lower)) == 0.0
+            && !lower.split('-').all(|p| zipf(p) > 0.0);
+        // A very common word capitalized once inside a sentence is a button or a menu ("click
+        // Save") more often than a name; twice or more, it names something ("in the style of
+        // Black", "drop-in replacement for Black").
+        let inside = self.capital_inside.get(&lower).copied().unwrap_or(0);
+        let needed = if zipf(&lower) >= COMMON { 2 } else { 1 };
+        unknown || inside >= needed
+    }
+}
+
+/// Words of a sentence as written, apostrophes kept inside, other punctuation around removed;
+/// `,`/`:`/`(` and the like end a run of capitalized words (an empty token marks the break).
+fn tokens(sentence: &str) -> Vec<String> {
+    let raws: Vec<&str> = sentence
+        .split(|c: char| c.is_whitespace() || "=/|→←>()[]{}\"“”".contains(c))
+        .collect();
+    let mut out = Vec::new();
+    for (i, raw) in raws.iter().enumerate() {
+        let breaks = raw.ends_with([',', ';', ':', '.', '!', '?']);
+        let w = raw.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'));
+        // A possessive before a common noun is its name ("Quill's speed"); before a capitalized
+        // word it is part of a name ("Let's Encrypt").
+        let next_capital = raws
+            .get(i + 1)
+            .and_then(|n| n.chars().next())
+            .is_some_and(char::is_uppercase);
+        let w = match w.strip_suffix("'s").or_else(|| w.strip_suffix("’s")) {
+            Some(base) if !next_capital || breaks => base,
+            _ => w,
+        };
+        let odd = w.chars().filter(|&c| is_apostrophe(c)).count() > 1;
+        if !w.is_empty() && !odd {
+            out.push(w.to_string());
+        }
+        // A mark between words ("Project → Settings", " - ") ends a run too.
+        if breaks || w.is_empty() {
+            out.push(String::new());
+        }
+    }
+    out
+}
+
+/// Whether a token is a name by its form alone: an acronym (`DNS`, `REDIS_URL`), inner capitals
+/// (`PagerDuty`, `macOS`), or letters with digits (`E501`, `p99`, `2FA`), not a plain number
+/// with a unit (`30s`, `5GB`).
+fn named_by_form(w: &str) -> bool {
+    let letters = w.chars().filter(|c| c.is_alphabetic()).count();
+    let upper = w.chars().filter(|c| c.is_uppercase()).count();
+    let digits = w.chars().filter(char::is_ascii_digit).count();
+    if letters == 0 {
+        return false;
+    }
+    if digits > 0 {
+        let unit = w.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+        let is_measure = w.starts_with(|c: char| c.is_ascii_digit())
+            && UNITS.contains(&unit.to_ascii_lowercase().as_str());
+        return !is_measure;
+    }
+    let lower = w.to_ascii_lowercase();
+    if UNITS.contains(&lower.as_str()) || NOT_NAMES.contains(&lower.as_str()) {
+        return false;
+    }
+    let first_upper = w.chars().next().is_some_and(char::is_uppercase);
+    (upper >= 2 && letters >= 2) || (upper >= 1 && !first_upper)
+}
+
+/// Names in one sentence: form-named tokens, and runs of capitalized words (a run's opening word
+/// at the sentence start counts only when it names something itself).
+fn sentence_names(sentence: &str, usage: &Usage, out: &mut Vec<String>) {
+    let toks = tokens(sentence);
+    let mut run: Vec<&str> = Vec::new();
+    let flush = |run: &mut Vec<&str>, out: &mut Vec<String>| {
+        if !run.is_empty() && run.len() <= 4 {
+            out.push(run.join(" "));
+        }
+        run.clear();
+    };
+    for (i, w) in toks.iter().enumerate() {
+        if w.is_empty() {
+            flush(&mut run, out);
+            continue;
+        }
+        let by_form = named_by_form(w);
+        let capital = w.chars().next().is_some_and(char::is_uppercase);
+        let name = by_form || (capital && w.chars().count() >= 2 && usage.names(w));
+        if name && run.is_empty() {
+            // "Acme Cloud": a capitalized word before a name belongs to it, unless it only opens
+            // the sentence as a common word does ("Install PagerDuty").
+            if let Some(prev) = i.checked_sub(1).map(|j| toks[j].as_str()) {
+                let lower = prev.to_lowercase();
+                // The sentence's (or a clause's) first word is capitalized anyway: it joins only
+                // when it is no common word ("Install PagerDuty"; "Acme Cloud" does).
+                let opens = i == 1 || toks[i - 2].is_empty();
+                let plain = lower.ends_with("ing") || (opens && zipf(&lower) >= 3.5);
+                let joins = !crate::text::is_stopword(&lower) && !plain;
+                if prev.chars().next().is_some_and(char::is_uppercase) && joins {
+                    run.push(prev);
+                }
+            }
+        }
+        // A capitalized word joins a run that a name started ("Acme Cloud"; not "FAQs The").
+        let joins = capital && !run.is_empty() && !crate::text::is_stopword(&w.to_lowercase());
+        if name || joins {
+            run.push(w);
+        } else {
+            flush(&mut run, out);
+        }
+    }
+    flush(&mut run, out);
+}
+
+/// A code span as a name: a command, setting, file or identifier (`acme deploy`, `DATABASE_URL`,
+/// `pyproject.toml`, `# noqa` as `noqa`, `quill check --fix` as `quill check`); long or
+/// sentence-like spans are not.
+fn code_name(span: &str) -> Option<String> {
+    let s = span.trim().trim_start_matches('#').trim();
+    // A command is named without its options: `quill check --fix` is `quill check`.
+    let s = match s.find(" -") {
+        Some(i) if i > 0 => s[..i].trim_end(),
+        _ => s,
+    };
+    let words = s.split_whitespace().count();
+    let ok = (1..=3).contains(&words)
+        && s.chars().count() >= 2
+        && s.chars().any(char::is_alphabetic)
+        && !s.contains(['{', '}', '(', ')', '"', '=', '<', '>', '[', ']']);
+    ok.then(|| s.to_string())
+}
+
+/// The names of one document, most mentioned first (at most `limit`): those in its title,
+/// headings and text lines, judged by how the document itself writes each word, and its code
+/// spans that name a command, setting or file.
+pub fn of_document(
+    title: &str,
+    headings: &[String],
+    lines: &[&str],
+    code: &[String],
+    limit: usize,
+) -> Vec<String> {
+    let usage = Usage::of(lines);
+    let mut found: Vec<String> = Vec::new();
+    for line in std::iter::once(title)
+        .chain(headings.iter().map(String::as_str))
+        .chain(lines.iter().copied())
+    {
+        for sentence in sentences(line) {
+            sentence_names(&sentence, &usage, &mut found);
+        }
+    }
+    found.extend(code.iter().filter_map(|c| code_name(c)));
+    rank(found.iter().map(|f| (f.as_str(), 1)), limit)
+}
+
+/// Up to `limit` entity names of a group, from its members' own names: the names most members
+/// hold first, then the earlier.
+pub fn entities(members: &[&[String]], limit: usize) -> Vec<String> {
+    let mut held: Vec<(&str, usize)> = Vec::new();
+    for m in members {
+        let mut mine: Vec<String> = Vec::new();
+        for n in m.iter() {
+            let key = n.to_lowercase();
+            if !mine.contains(&key) {
+                mine.push(key);
+                held.push((n.as_str(), 1));
+            }
+        }
+    }
+    rank(held.into_iter(), limit)
+}
+
+/// Names by how often they come (one spelling per name: the most used, then the first), most
+/// first, then in order of first appearance.
+fn rank<'a>(names: impl Iterator<Item = (&'a str, usize)>, limit: usize) -> Vec<String> {
+    let mut seen: HashMap<String, (usize, usize, HashMap<&'a str, usize>)> = HashMap::new();
+    for (order, (name, n)) in names.enumerate() {
+        let e = seen
+            .entry(name.to_lowercase())
+            .or_insert_with(|| (0, order, HashMap::new()));
+        e.0 += n;
+        *e.2.entry(name).or_default() += n;
+    }
+    let mut v: Vec<(usize, usize, String)> = seen
+        .into_values()
+        .map(|(count, first, spellings)| {
+            let best = spellings
+                .into_iter()
+                .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
+                .map(|x| x.0.to_string())
+                .unwrap_or_default();
+            (count, first, best)
+        })
+        .collect();
+    v.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    v.into_iter().take(limit).map(|x| x.2).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ents(text: &str, code: &[String]) -> Vec<String> {
+        let lines: Vec<&str> = text.lines().collect();
+        of_document("Notes", &[], &lines, code, 20)
+    }
+
+    #[test]
+    fn a_sentence_initial_capital_is_not_an_entity() {
+        let e = ents(
+            "Install the CLI first. Setting up PagerDuty takes a minute. Adding a key is easy. \
+             The Metrics tab shows metrics for Acme Cloud. Certificates come from Let's Encrypt. \
+             It speaks the Language Server Protocol. It formats like Black and replaces Black.",
+            &[],
+        );
+        for common in ["Install", "Setting", "Adding", "The", "Metrics"] {
+            assert!(!e.iter().any(|x| x == common), "{common} in {e:?}");
+        }
+        for name in [
+            "CLI",
+            "PagerDuty",
+            "Acme Cloud",
+            "Let's Encrypt",
+            "Language Server Protocol",
+            "Black",
+        ] {
+            assert!(e.iter().any(|x| x == name), "{name} missing from {e:?}");
+        }
+    }
+
+    #[test]
+    fn a_group_ranks_names_by_members() {
+        let a = vec!["Redis".to_string(), "PgBouncer".to_string()];
+        let b = vec!["REDIS".to_string(), "Redis".to_string(), "Okta".to_string()];
+        let c = vec!["Okta".to_string(), "Redis".to_string()];
+        assert_eq!(entities(&[&a, &b, &c], 2), ["Redis", "Okta"]);
+    }
+
+    #[test]
+    fn names_by_form_use_and_code() {
+        let e = ents(
+            "Rule E501 limits lines. Enable 2FA for p99 budgets of 30s and 5GB. On the Enterprise \
+             plan, enterprise support answers; on the Premium plan it does not.",
+            &[
+                "# noqa".to_string(),
+                "DATABASE_URL".to_string(),
+                "{ x = 1 }".to_string(),
+            ],
+        );
+        for name in ["E501", "2FA", "p99", "Premium", "noqa", "DATABASE_URL"] {
+            assert!(e.iter().any(|x| x == name), "{name} missing from {e:?}");
+        }
+        for not in ["30s", "5GB", "Enterprise", "Rule", "{ x = 1 }"] {
+            assert!(!e.iter().any(|x| x == not), "{not} in {e:?}");
+        }
+    }
+}

@@ -1,0 +1,302 @@
+//! Label phrases: the 1–3-word phrases that members' titles (and headings) share, scored by how
+//! many members hold them and how specific they are, and the label made of the best ones.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use crate::text::{distinctiveness, is_stopword, word_key};
+
+/// Words allowed inside a phrase but never at its ends ("terms of service", "import and export").
+const INNER: &[&str] = &["of", "and", "for", "in", "on", "to", "with", "by", "from"];
+
+/// Words of document titles that name the kind of page, not its subject.
+const GENERIC: &[&str] = &[
+    "faq",
+    "faqs",
+    "frequently",
+    "asked",
+    "question",
+    "questions",
+    "overview",
+    "introduction",
+    "intro",
+    "learn",
+    "article",
+    "guide",
+    "untitled",
+    "misc",
+];
+
+/// The longest phrase considered, in words.
+const MAX_WORDS: usize = 3;
+/// The most words of a label.
+pub const LABEL_WORDS: usize = 4;
+
+/// What a member shows a labeller: its title, and the headings of its text (a group's member
+/// may be a child group, whose "title" is its label).
+#[derive(Debug, Clone, Copy)]
+pub struct Member<'a> {
+    pub title: &'a str,
+    pub headings: &'a [String],
+}
+
+/// A phrase shared by members.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Phrase {
+    /// Its words as tokens (lowercase, possessives dropped).
+    pub words: Vec<String>,
+    /// Members whose title holds it (a heading counts half).
+    pub coverage: f32,
+    /// Members whose title or a heading holds it.
+    pub holders: usize,
+    pub score: f32,
+}
+
+/// Word runs of a line, split at punctuation (a phrase never spans `:` or `,`).
+fn runs(line: &str) -> Vec<Vec<String>> {
+    line.split(|c: char| ",;:()[]{}\"|/!?–—…<>=+*#.“”".contains(c))
+        .map(|seg| {
+            seg.split_whitespace()
+                .filter_map(word_key)
+                .collect::<Vec<_>>()
+        })
+        .filter(|r| !r.is_empty())
+        .collect()
+}
+
+fn usable(w: &str) -> bool {
+    !is_stopword(w) && !GENERIC.contains(&w) && w.chars().any(char::is_alphabetic)
+}
+
+/// Phrases of one line: 1–3-word windows of a run that start and end on a usable word and hold
+/// no other function word than [`INNER`] ones. A phrase that opens a run with an -ing word is
+/// marked: that is the verb of a task title ("Adding Product Options"), not its subject.
+fn line_phrases(line: &str, out: &mut BTreeMap<Vec<String>, bool>) {
+    for run in runs(line) {
+        for start in 0..run.len() {
+            if !usable(&run[start]) {
+                continue;
+            }
+            let verb = start == 0 && run.len() > 1 && run[0].ends_with("ing");
+            for end in start..run.len().min(start + MAX_WORDS) {
+                let inner_ok = run[start..end]
+                    .iter()
+                    .skip(1)
+                    .all(|w| usable(w) || INNER.contains(&w.as_str()));
+                if !inner_ok {
+                    break;
+                }
+                if usable(&run[end]) {
+                    let v = out.entry(run[start..=end].to_vec()).or_insert(verb);
+                    *v &= verb;
+                }
+            }
+        }
+    }
+}
+
+/// Every phrase the members share (or, for a group of one, its title's), best first: the more
+/// members hold it the better, then the more specific its words, then the longer. Phrases with
+/// a word in `avoid` are left out.
+pub fn shared(members: &[Member], avoid: &HashSet<String>) -> Vec<Phrase> {
+    // Per phrase: coverage, holders, and whether it only ever opens a task title.
+    let mut seen: BTreeMap<Vec<String>, (f32, usize, bool)> = BTreeMap::new();
+    for m in members {
+        let mut in_title = BTreeMap::new();
+        line_phrases(m.title, &mut in_title);
+        let mut in_headings = BTreeMap::new();
+        for h in m.headings {
+            line_phrases(h, &mut in_headings);
+        }
+        for (p, &verb) in &in_title {
+            let e = seen.entry(p.clone()).or_insert((0.0, 0, true));
+            e.0 += 1.0;
+            e.1 += 1;
+            e.2 &= verb;
+        }
+        for (p, &verb) in in_headings
+            .iter()
+            .filter(|(p, _)| !in_title.contains_key(*p))
+        {
+            let e = seen.entry(p.clone()).or_insert((0.0, 0, true));
+            e.0 += 0.5;
+            e.1 += 1;
+            e.2 &= verb;
+        }
+    }
+    let need = members.len().min(2);
+    let mut out: Vec<Phrase> = seen
+        .into_iter()
+        .filter(|(words, (_, holders, _))| {
+            *holders >= need && !words.iter().any(|w| avoid.contains(w))
+        })
+        .map(|(words, (coverage, holders, verb))| {
+            let content: Vec<f32> = words
+                .iter()
+                .filter(|w| usable(w))
+                .map(|w| distinctiveness(w))
+                .collect();
+            let specific = content.iter().sum::<f32>() / content.len().max(1) as f32;
+            let length = 1.0 + 0.3 * (content.len() as f32 - 1.0).max(0.0);
+            let verb = if verb { 0.4 } else { 1.0 };
+            Phrase {
+                score: coverage * (1.0 + specific / 5.0) * length * verb,
+                words,
+                coverage,
+                holders,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.words.cmp(&b.words))
+    });
+    out
+}
+
+/// A label of 2–[`LABEL_WORDS`] words from the phrases the members share. The best phrase, and
+/// when it is one word: the best longer phrase that holds it, else the best longer phrase held
+/// by most as many members, else the word with the best other phrase that most of its holders
+/// share. `None` when the members share nothing (every word would come from one title).
+pub fn label(members: &[Member], avoid: &HashSet<String>) -> Option<String> {
+    let phrases = shared(members, avoid);
+    let best = phrases.first()?;
+    if best.words.len() > 1 {
+        return Some(best.words.join(" "));
+    }
+    let longer = |p: &&Phrase| p.words.len() > 1 && p.words.len() <= LABEL_WORDS;
+    let word = &best.words[0];
+    let holding = phrases
+        .iter()
+        .filter(longer)
+        .find(|p| p.words.contains(word) && p.holders * 2 >= best.holders);
+    let alike = || {
+        phrases
+            .iter()
+            .filter(longer)
+            .find(|p| p.holders as f32 >= 0.6 * best.holders as f32)
+    };
+    if let Some(p) = holding.or_else(alike) {
+        return Some(p.words.join(" "));
+    }
+    let partner = phrases.iter().skip(1).find(|p| {
+        p.words.len() < LABEL_WORDS && !p.words.contains(word) && p.holders * 2 >= best.holders
+    });
+    let mut words = best.words.clone();
+    if let Some(p) = partner {
+        words.extend(p.words.iter().cloned());
+    }
+    Some(words.join(" "))
+}
+
+/// The label of a group whose members share no phrase: the best phrase of its first (most
+/// central) member's title.
+pub fn title_label(members: &[Member], avoid: &HashSet<String>) -> Option<String> {
+    label(members.get(..1)?, avoid)
+}
+
+/// Words that most groups of a level hold: in at least a quarter of a group's members' titles
+/// (or headings), in at least three fifths of the groups (and two). A brand or product name
+/// that every document carries ("Wix", "Acme") tells no group from another.
+pub fn common_words(groups: &[Vec<Member>]) -> Vec<String> {
+    let n = groups.len();
+    if n < 2 {
+        return Vec::new();
+    }
+    let mut held: BTreeMap<String, usize> = BTreeMap::new();
+    for g in groups {
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for m in g {
+            let words: BTreeSet<String> = std::iter::once(m.title)
+                .chain(m.headings.iter().map(String::as_str))
+                .flat_map(runs)
+                .flatten()
+                .filter(|w| usable(w))
+                .collect();
+            for w in words {
+                *counts.entry(w).or_default() += 1;
+            }
+        }
+        for (w, c) in counts {
+            if c * 4 >= g.len() {
+                *held.entry(w).or_default() += 1;
+            }
+        }
+    }
+    let need = (n * 3).div_ceil(5).max(2);
+    held.into_iter()
+        .filter(|(_, h)| *h >= need)
+        .map(|(w, _)| w)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn members<'a>(titles: &'a [&'a str], none: &'a [String]) -> Vec<Member<'a>> {
+        titles
+            .iter()
+            .map(|t| Member {
+                title: t,
+                headings: none,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_shared_title_phrase_wins() {
+        let none = Vec::new();
+        let m = members(
+            &[
+                "Wix Stores: Adding Product Options",
+                "Wix Stores: Managing Product Options",
+                "Wix Stores: Setting Up Shipping",
+                "Wix Bookings: Adding a Service",
+            ],
+            &none,
+        );
+        assert_eq!(label(&m, &HashSet::new()).as_deref(), Some("wix stores"));
+        // A brand word shared by every sibling is avoided: the next shared phrase is used.
+        let avoid: HashSet<String> = ["wix".to_string()].into();
+        assert_eq!(label(&m, &avoid).as_deref(), Some("product options"));
+    }
+
+    #[test]
+    fn possessives_stay_whole_and_words_come_from_two_titles() {
+        let none = Vec::new();
+        let m = members(
+            &[
+                "Ruff's formatter",
+                "The Ruff formatter and Black",
+                "Configuring the linter",
+            ],
+            &none,
+        );
+        let l = label(&m, &HashSet::new()).unwrap();
+        assert_eq!(l, "ruff formatter");
+        assert!(!l.split(' ').any(|w| w == "s"));
+    }
+
+    #[test]
+    fn a_word_most_groups_share_is_common() {
+        let none = Vec::new();
+        let a = members(&["Wix Stores: Options", "Wix Stores: Shipping"], &none);
+        let b = members(&["Wix Bookings: Services", "Calendar sync"], &none);
+        let c = members(&["Wix Editor: Menus", "Wix Editor: Layers", "Fonts"], &none);
+        let d = members(&["Billing history", "Invoices"], &none);
+        let groups = vec![a.clone(), b.clone(), c.clone(), d.clone()];
+        // "wix" is in a quarter or more of the titles of 3 of 4 groups (3 >= ceil(2.4)).
+        assert_eq!(common_words(&groups), ["wix"]);
+        assert!(common_words(&[a, d]).is_empty());
+    }
+
+    #[test]
+    fn nothing_shared_falls_back_to_the_first_title() {
+        let none = Vec::new();
+        let m = members(&["API keys and tokens", "Status page"], &none);
+        assert_eq!(label(&m, &HashSet::new()), None);
+        let l = title_label(&m, &HashSet::new()).unwrap();
+        assert!(l == "api keys" || l == "keys and tokens", "{l}");
+    }
+}
