@@ -108,11 +108,15 @@ def nav_files(out):
                 yield os.path.join(d, f)
 
 
-ROW_ID = re.compile(r"docs/([^/)#]+)\.md\)|\.md#([^)]+)\)|\(id: `([^`]+)`\)")
+# A row names its document by a link to its file (`](docs/<name>.md)`, named after its source),
+# a bundle section (`](bundles/NNN.md#<id>)`) or, served by id, `(id: `<id>`)`.
+ROW_ID = re.compile(r"\]\(([^)#]*docs/[^)#]+\.md)\)|\.md#([^)]+)\)|\(id: `([^`]+)`\)")
 
 
-def row_one_lines(page):
-    """(id, one-line) of each document row: `- <title or link> — <one-line> — <phrases>`."""
+def row_one_lines(page, file_ids=None, page_dir=""):
+    """(id, one-line) of each document row: `- <title or link> — <one-line> — <phrases>`.
+    `file_ids` maps a document file (relative to the output) to its id; `page_dir` is the
+    page's folder, relative to the output."""
     out = []
     section = None
     for line in page.splitlines():
@@ -123,7 +127,16 @@ def row_one_lines(page):
             # Group rows read `- [group](…) — N documents — summary`: not document rows.
             m = ROW_ID.search(parts[0])
             if m and len(parts) >= 2:
-                out.append((next(g for g in m.groups() if g), parts[1]))
+                if m.group(1):
+                    f = os.path.normpath(os.path.join(page_dir, m.group(1)))
+                    if file_ids is None:
+                        doc_id = os.path.basename(f)[: -len(".md")]
+                    else:
+                        doc_id = file_ids.get(f)
+                else:
+                    doc_id = m.group(2) or m.group(3)
+                if doc_id:
+                    out.append((doc_id, parts[1]))
     return out
 
 
@@ -155,6 +168,9 @@ def report(out, gold_path=None):
         ok += label_ok(n["label"], titles)
 
     cut = {i: card_cut(d.get("one_line", ""), d["text"]) for i, d in docs.items()}
+    # Before document files were named after their sources (no `file` in documents.json),
+    # `docs/<id>.md` named the id.
+    file_ids = {d["file"]: i for i, d in docs.items() if "#" not in d.get("file", "#")} or None
     rows = cut_rows = descs = lists = 0
     for path in nav_files(out):
         text = open(path, encoding="utf-8").read()
@@ -162,7 +178,8 @@ def report(out, gold_path=None):
         if desc:
             descs += 1
             lists += is_term_list(desc)
-        for doc_id, one in row_one_lines(text):
+        page_dir = os.path.relpath(os.path.dirname(path), out)
+        for doc_id, one in row_one_lines(text, file_ids, page_dir):
             doc = docs.get(doc_id)
             if doc:
                 rows += 1

@@ -19,7 +19,8 @@ pub struct EmbedConfig {
     /// A document longer than this many (estimated) tokens is also embedded as passages of
     /// about this size, each memoized on its own; 0 turns chunking off.
     pub chunk_tokens: usize,
-    /// At most this many passages per document.
+    /// At most this many passages per document (128 of about 100 tokens hold some 50 KB of
+    /// text: ordinary pages are embedded whole).
     pub max_chunks: usize,
     pub onnx: OnnxConfig,
     pub openai: OpenAiEmbedConfig,
@@ -30,8 +31,8 @@ impl Default for EmbedConfig {
         EmbedConfig {
             backend: EmbedBackendKind::Hashed,
             dims: None,
-            chunk_tokens: 200,
-            max_chunks: 64,
+            chunk_tokens: 100,
+            max_chunks: 128,
             onnx: OnnxConfig::default(),
             openai: OpenAiEmbedConfig::default(),
         }

@@ -79,9 +79,9 @@ pub struct ClusterInput {
     /// True for clusters of documents, false for clusters of clusters.
     pub leaf: bool,
     pub items: Vec<ClusterItem>,
-    /// Words that most groups of this level share in their members' titles (a brand, a product
-    /// name): a label holding one tells the group from no other. Sorted; read by the extractive
-    /// label only ([`Llm::reads_marks`]).
+    /// Words that most groups of this level share in their members' titles, and words that
+    /// most documents carry (a brand, a product name): a label holding one tells the group from
+    /// no other. Sorted; read by the extractive label only ([`Llm::reads_marks`]).
     pub avoid: Vec<String>,
 }
 

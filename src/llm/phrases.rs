@@ -230,6 +230,32 @@ pub fn common_words(groups: &[Vec<Member>]) -> Vec<String> {
         .collect()
 }
 
+/// Words in more than half of `texts` (at least four): a brand or product name that most
+/// documents carry ("Acme", "Wix") names no group apart from the others.
+pub fn brand_words<'a>(texts: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut n = 0;
+    let mut df: BTreeMap<String, usize> = BTreeMap::new();
+    for t in texts {
+        n += 1;
+        let words: BTreeSet<String> = t
+            .lines()
+            .flat_map(runs)
+            .flatten()
+            .filter(|w| usable(w))
+            .collect();
+        for w in words {
+            *df.entry(w).or_default() += 1;
+        }
+    }
+    if n < 4 {
+        return Vec::new();
+    }
+    df.into_iter()
+        .filter(|(_, c)| c * 2 > n)
+        .map(|(w, _)| w)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,6 +314,14 @@ mod tests {
         let groups = vec![a.clone(), b.clone(), c.clone(), d.clone()];
         // "wix" is in a quarter or more of the titles of 3 of 4 groups (3 >= ceil(2.4)).
         assert_eq!(common_words(&groups), ["wix"]);
+        let texts = [
+            "Acme Cloud deploys apps.",
+            "Invoices: Acme bills monthly.",
+            "Acme's status page.",
+            "Rotate keys often.",
+        ];
+        assert_eq!(brand_words(texts.into_iter()), ["acme"]);
+        assert!(brand_words(texts[..3].iter().copied()).is_empty());
         assert!(common_words(&[a, d]).is_empty());
     }
 

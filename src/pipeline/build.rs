@@ -282,7 +282,7 @@ fn build_on(
             docs[d].source.clone(),
             None,
             format!(
-                "document `{}` is longer than embed.max_chunks = {} passages; the rest of its text is kept but not embedded",
+                "document `{}` is longer than embed.max_chunks = {} passages; the rest of its text is kept but not embedded (raise embed.max_chunks to embed all of it)",
                 docs[d].id, cfg.embed.max_chunks
             ),
         );

@@ -49,11 +49,10 @@ pub fn passages(text: &str, limit: usize, max: usize) -> Vec<String> {
     };
     for (unit, n) in units {
         // A large unit stands alone; a run of small ones is cut at the limit, and after a line
-        // whose hash says so once the passage holds a quarter of the limit (content-defined:
-        // an edit rarely moves a cut past the next such line; measured on covidqa, an edit
-        // in a paper changes 1.12 passages on average). Cutting after every such line keeps
-        // edits a little more local (1.10) but makes passages smaller, which cost the dense
-        // search 0.02 Recall@5 on wixqa-sample and covidqa.
+        // whose hash says so once the passage holds three quarters of the limit
+        // (content-defined: an edit rarely moves a cut past the next such line). Passages so
+        // come out near the configured size (`embed.chunk_tokens`); cutting from a quarter of
+        // the limit on made them a third of it (340 bytes for a documented 200 tokens).
         if n * 2 >= limit || size + n > limit {
             flush(&mut cur, &mut size, &mut out);
         }
@@ -63,7 +62,7 @@ pub fn passages(text: &str, limit: usize, max: usize) -> Vec<String> {
         cur.push_str(&unit);
         size += n;
         let cut_here = blake3::hash(unit.as_bytes()).as_bytes()[0].is_multiple_of(3);
-        if n * 2 >= limit || (size * 4 >= limit && cut_here) {
+        if n * 2 >= limit || (size * 4 >= limit * 3 && cut_here) {
             flush(&mut cur, &mut size, &mut out);
         }
         if out.len() >= max {
@@ -147,6 +146,19 @@ mod tests {
         let long = para(0, 500);
         let p = passages(&long, 64, 64);
         assert!(p.len() >= 8 && p.iter().all(|x| estimate_tokens(x) <= 64));
+    }
+
+    #[test]
+    fn passages_come_near_the_documented_size() {
+        // Lines of 8 to 32 tokens, as wrapped prose and lists give: passages average at least
+        // 70% of the limit, and a 30 KB page fits the default cap (128 passages of 100).
+        let lines: Vec<String> = (0..600).map(|i| para(i, 6 + (i * 11) % 20)).collect();
+        let text = lines.join("\n");
+        let p = passages(&text, 200, 1000);
+        let mean = p.iter().map(|x| estimate_tokens(x)).sum::<usize>() / p.len();
+        assert!(mean >= 140, "mean passage of {mean} tokens");
+        let page: String = text.chars().take(30_000).collect();
+        assert!(passages(&page, 100, 1000).len() < 128);
     }
 
     #[test]

@@ -176,8 +176,21 @@ pub fn node_subject(tree: &Tree, node: usize, docs: &[Document]) -> String {
     )
 }
 
-/// The words most groups of a level share (see [`ClusterInput::avoid`]).
-fn level_avoid(inputs: &[&ClusterInput]) -> Vec<String> {
+/// Documents whose heads [`level_avoid`] reads for brand words, at most (evenly spaced in
+/// corpus order).
+const BRAND_SAMPLE: usize = 2000;
+/// Characters of each document's head read for brand words.
+const BRAND_CHARS: usize = 2000;
+
+/// The words most groups of a level share (see [`ClusterInput::avoid`]), and the brand words
+/// that most documents carry.
+fn level_avoid(inputs: &[&ClusterInput], docs: &[Document]) -> Vec<String> {
+    let step = docs.len().div_ceil(BRAND_SAMPLE).max(1);
+    let heads = docs
+        .iter()
+        .step_by(step)
+        .map(|d| clip_chars(d.nav_text(), BRAND_CHARS));
+    let mut avoid = phrases::brand_words(heads);
     let members: Vec<Vec<(String, Vec<String>)>> = inputs.iter().map(|i| members_of(i)).collect();
     let groups: Vec<Vec<Member>> = members
         .iter()
@@ -187,7 +200,10 @@ fn level_avoid(inputs: &[&ClusterInput]) -> Vec<String> {
                 .collect()
         })
         .collect();
-    phrases::common_words(&groups)
+    avoid.extend(phrases::common_words(&groups));
+    avoid.sort();
+    avoid.dedup();
+    avoid
 }
 
 /// Summary, label and tags of `nodes`, through the memo (stages `summary`, `label`, `tags`).
@@ -218,7 +234,7 @@ pub fn summarize_nodes(
             .map(|&i| cluster_input(tree, i, docs, cards))
             .collect();
         let all: Vec<&ClusterInput> = inputs.iter().map(|x| &x.1).chain(&others).collect();
-        let avoid = level_avoid(&all);
+        let avoid = level_avoid(&all, docs);
         for x in &mut inputs {
             x.1.avoid = avoid.clone();
         }

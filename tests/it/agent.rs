@@ -110,12 +110,20 @@ fn the_json_action_protocol_answers_a_two_step_question() {
     // Step 1 reads the skill; step 2 opens a document that it lists; then the answer.
     let skill_md =
         std::fs::read_to_string(out.join("skills").join(&skill).join("SKILL.md")).unwrap();
-    let listed = skill_md
+    let name = skill_md
         .split("docs/")
         .nth(1)
         .and_then(|r| r.split(".md").next())
         .unwrap()
         .to_string();
+    // The file is named after its source; its id is in documents.json (and its frontmatter).
+    let listed = crate::common::doc_files(&out)
+        .into_iter()
+        .find(|(_, f)| {
+            f.starts_with(&format!("skills/{skill}/")) && f.ends_with(&format!("/docs/{name}.md"))
+        })
+        .unwrap()
+        .0;
     let act = |v: Value| oa_text(&v.to_string());
     server.script(
         "agent",

@@ -123,7 +123,7 @@ pub struct NavFile {
     pub description: String,
     pub num_documents: usize,
     pub bytes: usize,
-    /// Ids of the document rows (from their `docs/<id>.md` links).
+    /// Ids of the document rows (from the files their `docs/<name>.md` links open).
     pub doc_rows: Vec<String>,
     /// Ids of the `@see` stubs, and the links they carry (relative to this file's folder).
     pub see_rows: Vec<String>,
@@ -139,16 +139,26 @@ fn link_target(row: &str) -> Option<String> {
     Some(row[start..end].to_string())
 }
 
-/// `…/docs/<id>.md` → `<id>`.
-fn doc_id(link: &str) -> Option<String> {
+/// The id of the document a row links: the anchor of a bundle's section
+/// (`bundles/NNN.md#<id>`), or the `id:` in the frontmatter of the linked `docs/<name>.md`
+/// file (`page` is the linking page's path in `out`), so the link must lead to a real file.
+fn doc_id(out: &Path, page: &str, link: &str) -> Option<String> {
     if let Some((file, anchor)) = link.split_once('#') {
-        // A section of a bundle: `bundles/NNN.md#<id>`.
         return file.contains("bundles/").then(|| anchor.to_string());
     }
-    let file = link.rsplit('/').next()?;
-    link.contains("docs/")
-        .then(|| file.strip_suffix(".md").map(str::to_string))
-        .flatten()
+    if !link.contains("docs/") || !link.ends_with(".md") {
+        return None;
+    }
+    let file = Path::new(page).parent().unwrap().join(link);
+    let text = std::fs::read_to_string(out.join(&file))
+        .unwrap_or_else(|e| panic!("{page} links {link}, which cannot be read: {e}"));
+    let id = text
+        .lines()
+        .skip(1)
+        .take_while(|l| *l != "---")
+        .find_map(|l| l.strip_prefix("id: "))
+        .unwrap_or_else(|| panic!("{} has no id in its frontmatter", file.display()));
+    Some(serde_yaml_ng::from_str::<String>(id).unwrap())
 }
 
 /// Whether an output path is a navigation file (not a document file).
@@ -194,9 +204,9 @@ pub fn parse_nav(out: &Path, rel: &str) -> NavFile {
         };
         if line.starts_with("- @see ") {
             nav.see_rows
-                .push(doc_id(&target).expect("a stub links a document file"));
+                .push(doc_id(out, rel, &target).expect("a stub links a document file"));
             nav.see_links.push(target);
-        } else if let Some(id) = doc_id(&target) {
+        } else if let Some(id) = doc_id(out, rel, &target) {
             nav.doc_rows.push(id);
         } else if line.starts_with("- [") {
             nav.child_links.push(target);
@@ -350,6 +360,18 @@ pub fn build_json(dir: &Path, sets: &[&str]) -> serde_json::Value {
 }
 
 /// The first document of a `documents.json` (by id): its id and title.
+/// Each document's file, from `documents.json`: id → its `file` (relative to the output root,
+/// `…#<id>` for a bundle's section).
+pub fn doc_files(out: &Path) -> BTreeMap<String, String> {
+    let docs: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("documents.json")).unwrap()).unwrap();
+    docs.as_object()
+        .unwrap()
+        .iter()
+        .filter_map(|(id, d)| Some((id.clone(), d["file"].as_str()?.to_string())))
+        .collect()
+}
+
 pub fn first_document(docs: &serde_json::Value) -> (String, String) {
     docs.as_object()
         .unwrap()

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use proptest::prelude::*;
 
-use crate::common::{c2s, files, is_nav, ok, synth_corpus};
+use crate::common::{c2s, doc_files, files, is_nav, ok, synth_corpus};
 use crate::invariants::check_invariants;
 
 const KNOBS: [&str; 4] = ["--set", "tree.p=5", "--set", "K=4"];
@@ -45,18 +45,18 @@ fn setup(n: usize) -> tempfile::TempDir {
     tmp
 }
 
-/// The navigation file whose Contents list `id` as a home row.
-fn home_of(out: &Path, id: &str) -> String {
-    let row = format!("](docs/{id}.md) —");
+/// The navigation file whose Contents list the document in `docs/<name>` as a home row.
+fn home_of(out: &Path, name: &str) -> String {
+    let row = format!("](docs/{name}) —");
     files(out)
         .into_iter()
         .find(|f| is_nav(f) && std::fs::read_to_string(out.join(f)).unwrap().contains(&row))
         .expect("document has a home")
 }
 
-/// The navigation files that list `id` as an `@see` stub.
-fn stubs_of(files: &BTreeMap<String, Vec<u8>>, id: &str) -> Vec<String> {
-    let link = format!("/docs/{id}.md)");
+/// The navigation files that list the document in `docs/<name>` as an `@see` stub.
+fn stubs_of(files: &BTreeMap<String, Vec<u8>>, name: &str) -> Vec<String> {
+    let link = format!("/docs/{name})");
     files
         .iter()
         .filter(|(f, bytes)| {
@@ -126,18 +126,22 @@ fn one_edit_recomputes_only_its_path_to_the_root() {
     // The files that changed are the document's navigation path, its own document file, the
     // groups that list it as an `@see` stub (before or after: its row shows the new title), and
     // the corpus-wide files (the entity indexes, each skill's included, and the serving data).
-    let leaf = home_of(&out, &id);
+    let own_file = doc_files(&out)[&id].clone();
+    let name = own_file.rsplit_once("/docs/").unwrap().1;
+    assert_eq!(name, "doc-00007.md", "the file is named after its source");
+    let leaf = home_of(&out, name);
     let after = contents(&out);
-    let mut stub_leaves = stubs_of(&before, &id);
-    stub_leaves.extend(stubs_of(&after, &id));
+    let mut stub_leaves = stubs_of(&before, name);
+    stub_leaves.extend(stubs_of(&after, name));
     assert_eq!(
         before.keys().collect::<Vec<_>>(),
         after.keys().collect::<Vec<_>>(),
         "folder names are stable"
     );
-    let own_file = format!(
-        "{}/docs/{id}.md",
-        Path::new(&leaf).parent().unwrap().display()
+    assert_eq!(
+        Path::new(&own_file).parent().unwrap().parent().unwrap(),
+        Path::new(&leaf).parent().unwrap(),
+        "the file is in its home group"
     );
     assert_ne!(
         before[&own_file], after[&own_file],

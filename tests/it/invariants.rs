@@ -63,13 +63,17 @@ pub fn check_invariants(out: &Path, n_docs: usize, p: usize, k: usize) {
     // Every document row links the document's file, in the page's own docs/ folder, or its
     // section of a bundle (the host's files cap packs documents).
     let bundled = bundled_ids(out);
+    let doc_files = crate::common::doc_files(out);
     for nav in tree.nav.values() {
         let dir = Path::new(&nav.path).parent().unwrap();
         for d in &nav.doc_rows {
-            let file = out.join(dir).join("docs").join(format!("{d}.md"));
+            if bundled.contains(d) {
+                continue;
+            }
+            let file = Path::new(&doc_files[d]);
             assert!(
-                file.is_file() || bundled.contains(d),
-                "{} lists {d} but {} is missing",
+                out.join(file).is_file() && file.parent() == Some(&dir.join("docs")),
+                "{} lists {d} but its file {} is missing or elsewhere",
                 nav.path,
                 file.display()
             );
@@ -151,12 +155,13 @@ pub fn check_invariants(out: &Path, n_docs: usize, p: usize, k: usize) {
         depth.abs_diff(expected) <= 1,
         "depth {depth}, expected about {expected} (N={n_docs}, p={p}, K={k})"
     );
-    // Typical navigation files stay small: about 2 KB of rows and summary, plus the fixed
-    // directions (about 350 bytes).
+    // Typical navigation files stay small: about 2 KB of rows and sentence summaries, plus
+    // the fixed directions (about 350 bytes). (The median on the larger corpus below: 2,598
+    // bytes with 100-token passages, 2,512 with 200.)
     let mut sizes: Vec<usize> = tree.nav.values().map(|n| n.bytes).collect();
     sizes.sort();
     assert!(
-        sizes[sizes.len() / 2] < 2560,
+        sizes[sizes.len() / 2] < 2700,
         "median navigation file is {} bytes",
         sizes[sizes.len() / 2]
     );

@@ -153,10 +153,11 @@ fn planted_pages_are_warned_about_and_never_reach_navigation() {
 
     // The page itself keeps every word, in its document file, and is found by what it documents.
     let id = doc_id(&out, "planted/security-notice.md");
-    let file = crate::common::files(&out)
-        .into_iter()
-        .find(|f| f.ends_with(&format!("docs/{id}.md")))
-        .unwrap();
+    let file = crate::common::doc_files(&out)[&id].clone();
+    assert!(
+        file.ends_with("/docs/security-notice.md"),
+        "named after its source: {file}"
+    );
     let text = std::fs::read_to_string(out.join(file)).unwrap();
     assert!(text.contains("verify@acme-support.example"), "{text}");
     assert!(text.contains("Sessions end after 12 hours"), "{text}");

@@ -209,3 +209,38 @@ fn readability_report_is_clean_on_the_docsite() {
     assert_eq!(r["rows_cut"], 0.0, "{r}");
     assert_eq!(r["cards_cut"], 0.0, "{r}");
 }
+
+#[test]
+fn document_files_are_named_after_their_sources() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = build_docsite(tmp.path());
+    let docs: serde_json::Value = serde_json::from_str(&read(&out.join("documents.json"))).unwrap();
+    let docs = docs.as_object().unwrap();
+    assert_eq!(docs.len(), 9);
+    for (id, d) in docs {
+        let source = d["source"].as_str().unwrap();
+        let file = d["file"].as_str().expect("documents.json gives each file");
+        let stem = Path::new(source).file_stem().unwrap().to_string_lossy();
+        assert!(
+            file.ends_with(&format!("/docs/{stem}.md")),
+            "{source} is in {file}"
+        );
+        assert_ne!(stem, id.as_str(), "the id is a hash of the path");
+        // The id stays in the file's frontmatter.
+        assert!(
+            read(&out.join(file)).starts_with(&format!("---\nid: \"{id}\"\n")),
+            "{file}"
+        );
+    }
+    // No file is named by a hash.
+    for f in files(&out).iter().filter(|f| f.contains("/docs/")) {
+        let name = f.rsplit('/').next().unwrap();
+        assert!(
+            !name
+                .trim_end_matches(".md")
+                .chars()
+                .all(|c| c.is_ascii_hexdigit()),
+            "{f}"
+        );
+    }
+}

@@ -185,12 +185,35 @@ fn documents_are_files_and_stubs_link_their_home() {
     let out = build_small(tmp.path());
     let tree = read_tree(&out);
     let all = files(&out);
+    let doc_files = crate::common::doc_files(&out);
+    let docs: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("documents.json")).unwrap()).unwrap();
+    let sources: std::collections::BTreeMap<String, String> = docs
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(id, d)| (id.clone(), d["source"].as_str().unwrap().to_string()))
+        .collect();
     for id in &tree.doc_ids {
-        let file: Vec<&String> = all
-            .iter()
-            .filter(|f| f.ends_with(&format!("/docs/{id}.md")))
-            .collect();
+        // Each is a file of its own, named after its source: a record's own id, or the file's
+        // name.
+        let file: Vec<&String> = all.iter().filter(|f| **f == doc_files[id]).collect();
         assert_eq!(file.len(), 1, "{id}: {file:?}");
+        let source = &sources[id];
+        let name = if source.contains(".jsonl:") {
+            id.clone()
+        } else {
+            Path::new(source)
+                .file_stem()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        };
+        assert!(
+            file[0].ends_with(&format!("/docs/{name}.md")),
+            "{source}: {}",
+            file[0]
+        );
         let text = std::fs::read_to_string(out.join(file[0])).unwrap();
         assert!(
             text.starts_with(&format!("---\nid: \"{id}\"\ntitle: ")),
@@ -214,7 +237,11 @@ fn documents_are_files_and_stubs_link_their_home() {
         for (id, link) in nav.see_rows.iter().zip(&nav.see_links) {
             let home = out.join(dir).join(link);
             assert!(home.is_file(), "{}: stub {link}", nav.path);
-            assert!(link.ends_with(&format!("docs/{id}.md")));
+            assert_eq!(
+                home.canonicalize().unwrap(),
+                out.join(&doc_files[id]).canonicalize().unwrap(),
+                "{link} is {id}'s file"
+            );
             assert!(!nav.doc_rows.contains(id));
             stubs += 1;
         }

@@ -20,7 +20,7 @@ use crate::llm::wire;
 const NUDGE: &str = "You stopped without calling a tool or answering. Call a tool to keep navigating, or give your final answer now, citing the documents you opened.";
 const LAST_TURN: &str = "This is your last turn: answer now from the documents you opened, citing them, or say that they do not answer the question.";
 const STATUS_TAIL: &str = "If they answer the question, reply with action answer and cite them; otherwise reply with your next action as one JSON object.";
-const GROUND: &str = "You answered without opening any document. Claims must come from documents you opened (get_document, or cat of a docs/<id>.md file): find the relevant documents, open them, then answer again.";
+const GROUND: &str = "You answered without opening any document. Claims must come from documents you opened (get_document, or cat of a docs/<name>.md file): find the relevant documents, open them, then answer again.";
 
 /// The state of one question.
 pub(super) struct Run<'a> {

@@ -1,4 +1,4 @@
-//! Document files (`<leaf>/docs/<id>.md`), `documents.json`, and the serving data that lets
+//! Document files (`<leaf>/docs/<name>.md`), `documents.json`, and the serving data that lets
 //! `c2s ask --offline` navigate from the output alone: `tree.json` (the tree as data) and
 //! `vectors.bin` (each document's embedding as f16).
 
@@ -10,7 +10,6 @@ use serde::{Deserialize, Serialize};
 
 use super::{Ctx, yaml_str};
 use crate::ingest::Document;
-use crate::llm::Card;
 use crate::matrix::Matrix;
 use crate::stage::embed::DocVectors;
 
@@ -68,16 +67,15 @@ pub fn alias_files(ctx: &Ctx, d: usize) -> Vec<(String, Vec<u8>)> {
         // A bundled document's aliases are anchors in its bundle.
         return out;
     }
-    let Some(folder) = ctx.place.docs[d].file.rsplit_once("/docs/").map(|(f, _)| f) else {
+    let Some((folder, file)) = ctx.place.docs[d].file.rsplit_once("/docs/") else {
         return out;
     };
     for alias in &doc.aliases {
         let text = format!(
-            "---\nid: {}\nsame_as: {}\n---\nThe same text as [{}]({}.md).\n",
+            "---\nid: {}\nsame_as: {}\n---\nThe same text as [{}]({file}).\n",
             yaml_str(alias),
             yaml_str(&doc.id),
             doc.id,
-            doc.id
         );
         out.push((super::doc_file(folder, alias), text.into_bytes()));
     }
@@ -94,6 +92,9 @@ pub struct DocEntry {
     pub phrases: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aliases: Vec<String>,
+    /// The file that holds it (`…#<id>` for a bundle's section); absent when served by id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 /// One entry of `documents.json` as written: borrowed, so writing it copies nothing.
@@ -106,15 +107,19 @@ struct DocEntryRef<'a> {
     phrases: &'a [String],
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     aliases: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<String>,
 }
 
-/// `documents.json`: `{id: {title, source, text, one_line, phrases, aliases?}}`, sorted by id,
-/// streamed into `w`.
-pub fn documents_json(docs: &[Document], cards: &[Card], w: &mut dyn Write) -> io::Result<()> {
-    let map: BTreeMap<&str, DocEntryRef> = docs
+/// `documents.json`: `{id: {title, source, text, one_line, phrases, aliases?, file?}}`, sorted
+/// by id, streamed into `w`.
+pub fn documents_json(ctx: &Ctx, w: &mut dyn Write) -> io::Result<()> {
+    let map: BTreeMap<&str, DocEntryRef> = ctx
+        .docs
         .iter()
-        .zip(cards)
-        .map(|(d, c)| {
+        .zip(ctx.cards)
+        .zip(&ctx.place.docs)
+        .map(|((d, c), place)| {
             (
                 d.id.as_str(),
                 DocEntryRef {
@@ -124,6 +129,7 @@ pub fn documents_json(docs: &[Document], cards: &[Card], w: &mut dyn Write) -> i
                     one_line: &c.one_line,
                     phrases: &c.phrases,
                     aliases: &d.aliases,
+                    file: (!place.file.is_empty()).then(|| place.link()),
                 },
             )
         })

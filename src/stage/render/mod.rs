@@ -6,6 +6,7 @@
 mod bundle;
 mod entities;
 mod files;
+mod naming;
 mod nav;
 pub mod place;
 mod split;
@@ -64,7 +65,7 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// How a page at folder `from` names a document: a Markdown link to its file (`docs/<id>.md`,
+    /// How a page at folder `from` names a document: a Markdown link to its file (`docs/<name>.md`,
     /// the first part when split, or `bundles/NNN.md#<id>` when bundled), or, with
     /// `[output] documents = "by-id"`, its title and the id that `get_document` opens.
     pub fn doc_ref(&self, d: usize, from: &str) -> String {
@@ -77,9 +78,9 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// `<folder>/docs/<id>.md`.
-pub fn doc_file(folder: &str, id: &str) -> String {
-    format!("{folder}/docs/{id}.md")
+/// `<folder>/docs/<name>.md`.
+pub fn doc_file(folder: &str, name: &str) -> String {
+    format!("{folder}/docs/{name}.md")
 }
 
 /// Every output file except the manifest: relative path → contents. Returns the files and the
@@ -141,7 +142,7 @@ pub fn all_files<'a>(
     }
     out.insert(
         "documents.json".into(),
-        Content::lazy(|w| files::documents_json(ctx.docs, ctx.cards, w)),
+        Content::lazy(|w| files::documents_json(ctx, w)),
     );
     out.insert(
         SERVE_TREE.into(),

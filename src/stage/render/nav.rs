@@ -180,8 +180,8 @@ fn directions(s: &mut String, ctx: &Ctx, node: usize, entity_glob: &str) {
             );
         } else {
             s.push_str(
-                "- Open each fitting row's file, or `get_document` with its id (the file name). \
-                 `@see` rows live in another group.\n",
+                "- Open each fitting row's file, or `get_document` with its id (the `id:` at the \
+                 top of its file). `@see` rows live in another group.\n",
             );
         }
         let up = if n.parent.is_some() {
@@ -212,8 +212,8 @@ fn directions(s: &mut String, ctx: &Ctx, node: usize, entity_glob: &str) {
             "Open a document with `get_document` and the id its row gives (documents are \
              served by id, not kept in the skill)."
         } else {
-            "Open a document by its file (`docs/<id>.md` in a group) or `get_document` with \
-             its id."
+            "Open a document by its file (`docs/<name>.md` in a group, named after its \
+             source) or `get_document` with its id (the `id:` at the top of its file)."
         };
         let _ = writeln!(
             s,

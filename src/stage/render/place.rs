@@ -22,7 +22,7 @@ const BUNDLE_BYTES: usize = 40_000;
 /// How one top-level skill holds its documents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Packing {
-    /// `<leaf>/docs/<id>.md` per document.
+    /// `<leaf>/docs/<name>.md` per document (see `naming`).
     Files,
     /// `<skill>/bundles/NNN.md`, documents packed leaf by leaf.
     Bundled,
@@ -214,13 +214,18 @@ pub fn place(inp: &Inputs) -> Placement {
             Packing::ById => Vec::new(),
             _ => leaves_in_order(tree, root),
         };
+        let mut own: Vec<(String, usize)> = Vec::new();
         for leaf in leaves {
             let folder = pl.page_folder(tree, leaf);
             for d in rows(inp, leaf) {
                 if packing == Packing::Files || splits[d].len() > 1 {
-                    pl.docs[d] = own_file(&folder, &inp.docs[d].id, &splits[d]);
+                    own.push((folder.clone(), d));
                 }
             }
+        }
+        let names = super::naming::unique_names(&own, inp.docs, inp.cards);
+        for (folder, d) in &own {
+            pl.docs[*d] = own_file(folder, &names[d], &splits[*d]);
         }
         for (i, docs) in bundles.into_iter().enumerate() {
             let file = format!("{}/bundles/{:03}.md", tree.nodes[root].path, i + 1);
@@ -237,11 +242,11 @@ pub fn place(inp: &Inputs) -> Placement {
     pl
 }
 
-/// A document's own file (`<folder>/docs/<id>.md`) and, when split, its later parts
-/// (`<folder>/parts/<id>-N.md`: the number after the last `-` names the part, so no two
+/// A document's own file (`<folder>/docs/<name>.md`) and, when split, its later parts
+/// (`<folder>/parts/<name>-N.md`: the number after the last `-` names the part, so no two
 /// documents' parts share a name).
-fn own_file(folder: &str, id: &str, ranges: &[Range<usize>]) -> DocPlace {
-    let file = super::doc_file(folder, id);
+fn own_file(folder: &str, name: &str, ranges: &[Range<usize>]) -> DocPlace {
+    let file = super::doc_file(folder, name);
     let parts = if ranges.len() > 1 {
         ranges
             .iter()
@@ -250,7 +255,7 @@ fn own_file(folder: &str, id: &str, ranges: &[Range<usize>]) -> DocPlace {
                 file: if i == 0 {
                     file.clone()
                 } else {
-                    format!("{folder}/parts/{id}-{}.md", i + 1)
+                    format!("{folder}/parts/{name}-{}.md", i + 1)
                 },
                 range: r.clone(),
             })

@@ -6,6 +6,8 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::{Value, json};
 
+mod lookup;
+
 /// Bytes `cat` returns before cutting with a notice.
 pub const CAT_MAX_BYTES: usize = 16 * 1024;
 /// Characters of a document `get_document` returns before cutting with a notice.
@@ -36,6 +38,8 @@ pub struct Tools {
     sources: BTreeMap<String, String>,
     /// Ids of folded duplicates → the id of the document they were folded into.
     aliases: BTreeMap<String, String>,
+    /// A document's own file (relative to the output root, no anchor) → its id.
+    files: BTreeMap<String, String>,
     /// BM25 over every document's title and text, built on the first search.
     index: std::sync::OnceLock<crate::retrieval::Bm25>,
 }
@@ -57,7 +61,7 @@ pub fn specs() -> Vec<(&'static str, &'static str, Value)> {
         ),
         (
             "cat",
-            "Read a navigation file (SKILL.md, INDEX.md, entities.md, entity_index.md) or a document file (docs/<id>.md); capped, long files are cut with a notice.",
+            "Read a navigation file (SKILL.md, INDEX.md, entities.md, entity_index.md) or a document file (docs/<name>.md); capped, long files are cut with a notice.",
             json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
         ),
         (
@@ -72,7 +76,7 @@ pub fn specs() -> Vec<(&'static str, &'static str, Value)> {
         ),
         (
             "get_document",
-            "Fetch a full document by its id (or a unique prefix of it). Only fetched documents may support claims in the answer.",
+            "Fetch a full document by its id (or a unique prefix of it, or its file path). Only fetched documents may support claims in the answer.",
             json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}),
         ),
     ]
@@ -106,6 +110,7 @@ impl Tools {
         let mut docs = BTreeMap::new();
         let mut sources = BTreeMap::new();
         let mut aliases = BTreeMap::new();
+        let mut files = BTreeMap::new();
         for (id, d) in v.as_object().into_iter().flatten() {
             let title = d["title"].as_str().unwrap_or_default().to_string();
             let text = d["text"].as_str().unwrap_or_default().to_string();
@@ -117,6 +122,9 @@ impl Tools {
             if let Some(src) = d["source"].as_str() {
                 sources.insert(id.clone(), src.to_string());
             }
+            if let Some(file) = d["file"].as_str().filter(|f| !f.contains('#')) {
+                files.insert(file.to_string(), id.clone());
+            }
             docs.insert(id.clone(), (title, text));
         }
         Ok(Tools {
@@ -124,6 +132,7 @@ impl Tools {
             docs,
             sources,
             aliases,
+            files,
             index: std::sync::OnceLock::new(),
         })
     }
@@ -400,6 +409,8 @@ impl Tools {
     /// closest ids.
     pub fn get_document(&self, id: &str) -> Result<String, ToolError> {
         let id = id.trim().trim_matches('`');
+        let by_file = id.ends_with(".md").then(|| self.document_of(id)).flatten();
+        let id = by_file.as_deref().unwrap_or(id);
         let id = self.aliases.get(id).map_or(id, String::as_str);
         let found = self.docs.get_key_value(id).or_else(|| {
             let hits: Vec<_> = self
@@ -454,69 +465,6 @@ impl Tools {
         Ok(hits.join("\n"))
     }
 
-    /// The document a path holds, when it names one: `…/docs/<id>.md`, a part
-    /// `…/parts/<id>-N.md`, or a bundle's section `…/bundles/NNN.md#<id>`.
-    pub fn document_of(&self, path: &str) -> Option<String> {
-        let known = |id: &str| {
-            let id = self.aliases.get(id).map_or(id, String::as_str);
-            self.docs.contains_key(id).then(|| id.to_string())
-        };
-        if let Some((_, anchor)) = path.split_once('#') {
-            return known(anchor);
-        }
-        let (dir, file) = path.trim_end_matches('/').rsplit_once('/')?;
-        let stem = file.strip_suffix(".md")?;
-        if dir == "docs" || dir.ends_with("/docs") {
-            return known(stem);
-        }
-        if dir == "parts" || dir.ends_with("/parts") {
-            let (id, n) = stem.rsplit_once('-')?;
-            n.parse::<usize>().ok()?;
-            return known(id);
-        }
-        None
-    }
-
-    /// The documents a `cat` of `path` showed (`shown`): the one its path names, or every
-    /// section of a whole bundle.
-    pub fn documents_of(&self, path: &str, shown: &str) -> Vec<String> {
-        if let Some(id) = self.document_of(path) {
-            return vec![id];
-        }
-        let in_bundles = path
-            .rsplit_once('/')
-            .is_some_and(|(d, _)| d == "bundles" || d.ends_with("/bundles"));
-        if !in_bundles {
-            return Vec::new();
-        }
-        crate::stage::render::section_ids(shown)
-            .into_iter()
-            .filter(|id| self.docs.contains_key(id))
-            .collect()
-    }
-
-    /// The document a citation names: its id (or an alias, or a unique prefix of at least 4
-    /// characters), or the path of its `docs/<id>.md` file.
-    pub fn document_id(&self, cited: &str) -> Option<String> {
-        let c = cited.trim().trim_matches(['`', '"', '\'', '[', ']']);
-        if let Some(id) = self.document_of(c) {
-            return Some(id);
-        }
-        let c = c.strip_suffix(".md").unwrap_or(c);
-        let c = self.aliases.get(c).map_or(c, String::as_str);
-        if self.docs.contains_key(c) {
-            return Some(c.to_string());
-        }
-        let hits: Vec<&String> = self
-            .docs
-            .range(c.to_string()..)
-            .map(|(k, _)| k)
-            .take_while(|k| k.starts_with(c))
-            .take(2)
-            .collect();
-        (c.len() >= 4 && hits.len() == 1).then(|| hits[0].clone())
-    }
-
     /// A document's full text, by id.
     pub fn text(&self, id: &str) -> Option<&str> {
         self.docs.get(id).map(|(_, t)| t.as_str())
@@ -529,19 +477,6 @@ impl Tools {
             title.clone(),
             self.sources.get(id).cloned().unwrap_or_default(),
         ))
-    }
-
-    /// Up to 5 ids sharing the longest prefix with `id`.
-    fn close_ids(&self, id: &str) -> Vec<String> {
-        let common = |k: &str| {
-            k.chars()
-                .zip(id.chars())
-                .take_while(|(a, b)| a == b)
-                .count()
-        };
-        let mut all: Vec<(usize, &String)> = self.docs.keys().map(|k| (common(k), k)).collect();
-        all.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
-        all.into_iter().take(5).map(|(_, k)| k.clone()).collect()
     }
 }
 
