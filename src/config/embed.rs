@@ -16,8 +16,8 @@ pub struct EmbedConfig {
     /// Vector size: the hashed embedder's dimension (default 256); for `onnx` a check against
     /// the model's output; for `openai` the `dimensions` request field (sent only when set).
     pub dims: Option<usize>,
-    /// A document longer than this many (estimated) tokens is also embedded as passages of
-    /// about this size, each memoized on its own; 0 turns chunking off.
+    /// A document longer than twice this many (estimated) tokens is also embedded as passages
+    /// of at most this size, each memoized on its own; 0 turns chunking off.
     pub chunk_tokens: usize,
     /// At most this many passages per document (128 of about 100 tokens hold some 50 KB of
     /// text: ordinary pages are embedded whole).

@@ -232,12 +232,13 @@ pub fn common_words(groups: &[Vec<Member>]) -> Vec<String> {
 
 /// Words in more than half of `texts` (at least four): a brand or product name that most
 /// documents carry ("Acme", "Wix") names no group apart from the others.
-pub fn brand_words<'a>(texts: impl Iterator<Item = &'a str>) -> Vec<String> {
+pub fn brand_words<S: AsRef<str>>(texts: impl Iterator<Item = S>) -> Vec<String> {
     let mut n = 0;
     let mut df: BTreeMap<String, usize> = BTreeMap::new();
     for t in texts {
         n += 1;
         let words: BTreeSet<String> = t
+            .as_ref()
             .lines()
             .flat_map(runs)
             .flatten()

@@ -58,10 +58,12 @@ pub fn embed_documents(
         .par_iter()
         .zip(cards)
         .map(|(d, c)| {
-            // A document the head embedding covers whole needs no passages.
+            // A document the head embedding covers whole, and that would give fewer than two
+            // full passages, needs none (its passages would repeat the head: at 10,000 short
+            // documents they doubled the vectors an edit build reads).
             let whole = crate::stage::chunk::estimate_tokens(&c.render())
                 + crate::stage::chunk::estimate_tokens(&d.text);
-            if limit == 0 || (whole <= limit && d.text.chars().count() <= max_doc_chars) {
+            if limit == 0 || (whole <= 2 * limit && d.text.chars().count() <= max_doc_chars) {
                 return Vec::new();
             }
             // Passages go in as they are: a title on each (measured on covidqa) pulls every

@@ -35,7 +35,10 @@ pub fn cluster_input(tree: &Tree, node: usize, docs: &[Document], cards: &[Card]
                 ClusterItem {
                     title: cards[d].title.clone(),
                     text: clip_chars(&excerpt(&blocks, &cards[d].title), LEAF_CHARS).to_string(),
-                    marks: marks(&blocks, head, &cards[d].title),
+                    marks: Marks {
+                        headings: headings(&blocks, &cards[d].title),
+                        names: Vec::new(),
+                    },
                 }
             })
             .collect();
@@ -70,28 +73,52 @@ pub fn cluster_input(tree: &Tree, node: usize, docs: &[Document], cards: &[Card]
     }
 }
 
+/// One node's input as the stages take it: how `--explain` names it, its input, the hash of
+/// that input, and the node.
+type NodeInput = (String, ClusterInput, String, usize);
+
 /// Version of the summary/label/tags key layout.
 pub const SUMMARY_VERSION: u32 = 1;
 
-/// Headings of a document's text (not its title) and the names in it, at most [`MARKS`] of each.
-fn marks(blocks: &[Block], md: &str, title: &str) -> Marks {
-    let mut headings: Vec<String> = Vec::new();
-    let mut lines: Vec<&str> = Vec::new();
+/// Headings of a document's text (not its title), at most [`MARKS`].
+fn headings(blocks: &[Block], title: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
     for b in blocks {
-        match b {
-            Block::Heading(h) => {
-                if headings.len() < MARKS && !h.eq_ignore_ascii_case(title) && !headings.contains(h)
-                {
-                    headings.push(h.clone());
-                }
-            }
-            Block::Text(t) => lines.extend(t.lines()),
-            Block::Code { .. } => {}
+        if let Block::Heading(h) = b
+            && out.len() < MARKS
+            && !h.eq_ignore_ascii_case(title)
+            && !out.contains(h)
+        {
+            out.push(h.clone());
         }
     }
-    let code = crate::markdown::code_spans(md);
-    let names = crate::llm::names::of_document(title, &headings, &lines, &code, MARKS);
-    Marks { headings, names }
+    out
+}
+
+/// `input` (of leaf `node`, from [`cluster_input`]) with its members' names (at most [`MARKS`]
+/// each), which only the extractive tags read. Found only where a result is computed: they
+/// follow from the members' titles and texts, which the key holds (see [`input_hash`]).
+fn with_names(input: &ClusterInput, tree: &Tree, node: usize, docs: &[Document]) -> ClusterInput {
+    let mut out = input.clone();
+    if !input.leaf {
+        return out;
+    }
+    for (item, &d) in out.items.iter_mut().zip(&tree.nodes[node].docs) {
+        let head = clip_chars(docs[d].nav_text(), LEAF_CHARS * 4);
+        let blocks = crate::markdown::blocks(head);
+        let lines: Vec<&str> = blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Text(t) => Some(t.lines()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        let code = crate::markdown::code_spans(head);
+        item.marks.names =
+            crate::llm::names::of_document(&item.title, &item.marks.headings, &lines, &code, MARKS);
+    }
+    out
 }
 
 /// The text of a leaf member as the summarizer sees it: its lines in order, one line, a
@@ -125,16 +152,23 @@ fn excerpt(blocks: &[Block], title: &str) -> String {
 /// Headings and names kept per member.
 const MARKS: usize = 12;
 
-/// The hash of a cluster input; with `marks`, the members' headings and code spans too.
-fn input_hash(input: &ClusterInput, marks: bool) -> String {
+/// The hash of a cluster input; with `marks`, the members' headings and the content hashes of
+/// the documents (`members`) whose names [`with_names`] finds.
+fn input_hash(input: &ClusterInput, marks: bool, members: &[&str]) -> String {
     let mut h = blake3::Hasher::new();
     h.update(if input.leaf { b"leaf" } else { b"node" });
+    if marks {
+        for m in members {
+            h.update(m.as_bytes());
+            h.update(b"\x1f");
+        }
+    }
     for i in &input.items {
         h.update(i.title.as_bytes());
         h.update(b"\x1f");
         h.update(i.text.as_bytes());
         if marks {
-            for x in i.marks.headings.iter().chain(&i.marks.names) {
+            for x in &i.marks.headings {
                 h.update(b"\x1d");
                 h.update(x.as_bytes());
             }
@@ -176,20 +210,14 @@ pub fn node_subject(tree: &Tree, node: usize, docs: &[Document]) -> String {
     )
 }
 
-/// Documents whose heads [`level_avoid`] reads for brand words, at most (evenly spaced in
-/// corpus order).
-const BRAND_SAMPLE: usize = 2000;
-/// Characters of each document's head read for brand words.
-const BRAND_CHARS: usize = 2000;
+/// Cards [`level_avoid`] reads for brand words, at most (evenly spaced in corpus order).
+const BRAND_SAMPLE: usize = 1000;
 
 /// The words most groups of a level share (see [`ClusterInput::avoid`]), and the brand words
-/// that most documents carry.
-fn level_avoid(inputs: &[&ClusterInput], docs: &[Document]) -> Vec<String> {
-    let step = docs.len().div_ceil(BRAND_SAMPLE).max(1);
-    let heads = docs
-        .iter()
-        .step_by(step)
-        .map(|d| clip_chars(d.nav_text(), BRAND_CHARS));
+/// that most documents' cards (title, one-line and phrases) hold.
+fn level_avoid(inputs: &[&ClusterInput], cards: &[Card]) -> Vec<String> {
+    let step = cards.len().div_ceil(BRAND_SAMPLE).max(1);
+    let heads = cards.iter().step_by(step).map(|c| c.render());
     let mut avoid = phrases::brand_words(heads);
     let members: Vec<Vec<(String, Vec<String>)>> = inputs.iter().map(|i| members_of(i)).collect();
     let groups: Vec<Vec<Member>> = members
@@ -219,12 +247,20 @@ pub fn summarize_nodes(
     exec: &mut Executor,
 ) -> Result<(), BuildError> {
     let reads_marks = llm.reads_marks();
-    let mut inputs: Vec<(String, ClusterInput, String)> = nodes
+    let mut inputs: Vec<NodeInput> = nodes
         .iter()
         .map(|&i| {
             let input = cluster_input(tree, i, docs, cards);
-            let hash = input_hash(&input, reads_marks);
-            (node_subject(tree, i, docs), input, hash)
+            let members: Vec<&str> = if input.leaf {
+                tree.nodes[i].docs[..input.items.len()]
+                    .iter()
+                    .map(|&d| docs[d].content_hash.as_str())
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let hash = input_hash(&input, reads_marks, &members);
+            (node_subject(tree, i, docs), input, hash, i)
         })
         .collect();
     if reads_marks {
@@ -234,7 +270,7 @@ pub fn summarize_nodes(
             .map(|&i| cluster_input(tree, i, docs, cards))
             .collect();
         let all: Vec<&ClusterInput> = inputs.iter().map(|x| &x.1).chain(&others).collect();
-        let avoid = level_avoid(&all, docs);
+        let avoid = level_avoid(&all, cards);
         for x in &mut inputs {
             x.1.avoid = avoid.clone();
         }
@@ -245,30 +281,35 @@ pub fn summarize_nodes(
     let summaries: Result<Vec<Maybe<Json<String>>>, BuildError> = exec.run(
         "summary",
         &inputs,
-        |(subject, input, h)| Plan {
+        |(subject, input, h, _)| Plan {
             subject: subject.clone(),
             parts: key("summary", llm, vec![h.clone()]),
             input_chars: chars(input),
         },
-        |(subject, input, _)| {
+        |(subject, input, _, _)| {
             or_extractive("summary", subject, &sink, llm.summarize(input), || {
                 Extractive.summarize(input)
             })
         },
     );
-    let leaves: Vec<&(String, ClusterInput, String)> = inputs.iter().filter(|x| x.1.leaf).collect();
+    let leaves: Vec<&NodeInput> = inputs.iter().filter(|x| x.1.leaf).collect();
+    let tree_now: &Tree = tree;
     let leaf_tags: Result<Vec<Maybe<Json<Tags>>>, BuildError> = exec.run(
         "tags",
         &leaves,
-        |(subject, input, h)| Plan {
+        |(subject, input, h, _)| Plan {
             subject: subject.clone(),
             parts: key("tags", llm, vec![h.clone()]),
             input_chars: chars(input),
         },
-        |(subject, input, _)| {
-            or_extractive("tags", subject, &sink, llm.tags(input), || {
-                Extractive.tags(input)
-            })
+        |(subject, input, _, node)| {
+            let full = with_names(input, tree_now, *node, docs);
+            let tags = if reads_marks {
+                llm.tags(&full)
+            } else {
+                llm.tags(input)
+            };
+            or_extractive("tags", subject, &sink, tags, || Extractive.tags(&full))
         },
     );
     let (summaries, leaf_tags) = match (summaries, leaf_tags) {
@@ -276,14 +317,14 @@ pub fn summarize_nodes(
         (Err(e), _) | (_, Err(e)) if !matches!(e, BuildError::Pending) => return Err(e),
         _ => return Err(BuildError::Pending),
     };
-    let with_summary: Vec<(&(String, ClusterInput, String), &str)> = inputs
+    let with_summary: Vec<(&NodeInput, &str)> = inputs
         .iter()
         .zip(summaries.iter().map(|s| s.value.0.as_str()))
         .collect();
     let labels: Vec<Maybe<Json<String>>> = exec.run::<_, _, BuildError>(
         "label",
         &with_summary,
-        |((subject, input, h), summary)| {
+        |((subject, input, h, _), summary)| {
             let sh = crate::hash::content_hash(summary.as_bytes());
             let mut parts = vec![h.clone(), sh];
             if reads_marks {
@@ -295,7 +336,7 @@ pub fn summarize_nodes(
                 input_chars: chars(input) + summary.len(),
             }
         },
-        |((subject, input, _), summary)| {
+        |((subject, input, _, _), summary)| {
             let label = or_extractive("label", subject, &sink, llm.label(input, summary), || {
                 Extractive.label(input, summary)
             })?;
@@ -363,19 +404,24 @@ pub fn clean_label(raw: &str) -> String {
 /// Tags of a higher node: entities common among its children, doc types of at least a third of them.
 fn aggregate_tags(tree: &Tree, node: usize) -> Tags {
     let kids = &tree.nodes[node].children;
-    let mut ent: HashMap<&str, usize> = HashMap::new();
+    // Per entity: how many children hold it, and its best rank in one (a child lists its
+    // entities most mentioned first).
+    let mut ent: HashMap<&str, (usize, usize)> = HashMap::new();
     let mut types: HashMap<&str, usize> = HashMap::new();
     for &c in kids {
-        for e in &tree.nodes[c].tags.entities {
-            *ent.entry(e.as_str()).or_insert(0) += 1;
+        for (rank, e) in tree.nodes[c].tags.entities.iter().enumerate() {
+            let x = ent.entry(e.as_str()).or_insert((0, rank));
+            x.0 += 1;
+            x.1 = x.1.min(rank);
         }
         for t in &tree.nodes[c].tags.doc_types {
             *types.entry(t.as_str()).or_insert(0) += 1;
         }
     }
-    let mut ents: Vec<(&str, usize)> = ent.into_iter().collect();
-    // Count first, then name: independent of the children's order, so a warm start agrees.
-    ents.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let mut ents: Vec<(&str, (usize, usize))> = ent.into_iter().collect();
+    // Count first, then best rank, then name: independent of the children's order, so a warm
+    // start agrees (by name alone, a group's top entities were the alphabet's first).
+    ents.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.1.1.cmp(&b.1.1)).then(a.0.cmp(b.0)));
     let mut doc_types: Vec<String> = types
         .into_iter()
         .filter(|(_, c)| c * 3 >= kids.len())
@@ -403,4 +449,43 @@ pub fn reembed_text(tree: &Tree, node: usize, cards: &[Card]) -> String {
         }
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tree::Node;
+
+    #[test]
+    fn a_parent_lists_its_childrens_most_mentioned_entities_first() {
+        let leaf = |entities: &[&str]| Node {
+            level: 1,
+            tags: Tags {
+                entities: entities.iter().map(|e| e.to_string()).collect(),
+                doc_types: Vec::new(),
+            },
+            ..Node::default()
+        };
+        let mut tree = Tree {
+            nodes: vec![
+                leaf(&["PagerDuty", "OTLP", "Acme"]),
+                leaf(&["Stripe", "Acme", "ALIAS"]),
+                Node {
+                    level: 2,
+                    children: vec![0, 1],
+                    ..Node::default()
+                },
+            ],
+            roots: vec![2],
+            levels: 2,
+        };
+        let tags = aggregate_tags(&tree, 2);
+        // Held by both first; then by best rank (each child's first), then by name.
+        assert_eq!(
+            tags.entities,
+            ["Acme", "PagerDuty", "Stripe", "OTLP", "ALIAS"]
+        );
+        tree.nodes[2].children = vec![1, 0];
+        assert_eq!(aggregate_tags(&tree, 2), tags);
+    }
 }

@@ -68,6 +68,27 @@ fn passages_are_memoized_one_by_one() {
 }
 
 #[test]
+fn a_document_the_head_covers_has_no_passages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = tmp.path().join("c");
+    std::fs::create_dir_all(&c).unwrap();
+    // About 150 estimated tokens: over `embed.chunk_tokens` (100), under twice it.
+    let sentence = "The relay keeps every queued message until the broker acknowledges it. ";
+    for i in 0..3 {
+        std::fs::write(
+            c.join(format!("page{i}.md")),
+            format!("# Page {i}\n\n{}\n", sentence.repeat(11)),
+        )
+        .unwrap();
+    }
+    let r = build_json(tmp.path(), &[]);
+    assert_eq!(computed(&r, "chunk"), 0, "{r}");
+    // Over twice the limit, the same pages get passages.
+    let r = build_json(tmp.path(), &["--set", "embed.chunk_tokens=60"]);
+    assert!(computed(&r, "chunk") >= 6, "{r}");
+}
+
+#[test]
 fn the_navigator_finds_a_document_by_its_later_text() {
     let tmp = tempfile::tempdir().unwrap();
     crate::common::synth_corpus(&tmp.path().join("c"), 60, 6, 9);

@@ -1,6 +1,6 @@
-//! Document file names: a document's own id when its source gave it one, else the slug of its
-//! source file's name (of its title, for a record of a multi-record file), unique within each
-//! `docs/` folder; the id stays in the file's frontmatter.
+//! Document file names: a document's own id when its source gave it a readable one, else the
+//! slug of its source file's name (of its title, for a record of a multi-record file), unique
+//! within each `docs/` folder; the id stays in the file's frontmatter.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -46,9 +46,16 @@ fn slug(s: &str) -> String {
     out
 }
 
+/// Whether an id says nothing to a reader: c2s made it, or it is a long run of hex digits (a
+/// source's own content hash, as some exports use).
+fn opaque_id(id: &str) -> bool {
+    let head = id.split('-').next().unwrap_or_default();
+    generated_id(id) || (head.len() >= 16 && head.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
 /// The name a document's file would have alone in its folder.
 pub fn base_name(doc: &Document, card: &Card) -> String {
-    if !generated_id(&doc.id) {
+    if !opaque_id(&doc.id) {
         return doc.id.clone();
     }
     // `path:line` is a record of a multi-record file: its title names it.
@@ -167,6 +174,15 @@ mod tests {
         assert_eq!(
             base_name(&doc("faq-regions", "faq.jsonl:3"), &c),
             "faq-regions"
+        );
+        // A record whose own id is a hash: its title too.
+        let sha = "f346781bc6cf23c95342ce003927de9d985a99eeb7561c69f03e65da7c10f2fb";
+        assert_eq!(
+            base_name(
+                &doc(sha, "corpus.jsonl:7"),
+                &card("CMS: Managing Your Collection")
+            ),
+            "cms-managing-your-collection"
         );
         assert!(!generated_id("faq-regions") && !generated_id("073E80874E2D4887"));
     }
