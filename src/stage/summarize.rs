@@ -303,13 +303,14 @@ pub fn summarize_nodes(
             input_chars: chars(input),
         },
         |(subject, input, _, node)| {
-            let full = with_names(input, tree_now, *node, docs);
+            // Names only where they are read: the extractive tags, or a model's fallback to them.
+            let full = || with_names(input, tree_now, *node, docs);
             let tags = if reads_marks {
-                llm.tags(&full)
+                llm.tags(&full())
             } else {
                 llm.tags(input)
             };
-            or_extractive("tags", subject, &sink, tags, || Extractive.tags(&full))
+            or_extractive("tags", subject, &sink, tags, || Extractive.tags(&full()))
         },
     );
     let (summaries, leaf_tags) = match (summaries, leaf_tags) {
