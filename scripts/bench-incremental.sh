@@ -45,8 +45,9 @@ def timed(args, ok_codes=(0,), what=None):
     return dt
 
 def forget_memo():
-    """What a fresh clone lacks: the memo and the stat index (both in the cache folder)."""
-    for f in glob.glob(os.path.abspath(cache) + "*") + glob.glob(os.path.join(os.path.dirname(os.path.abspath(cache)), "stat-*.index")):
+    """What a fresh clone lacks: the memo, the stat index and the used results (the cache folder)."""
+    here = os.path.dirname(os.path.abspath(cache))
+    for f in glob.glob(os.path.abspath(cache) + "*") + glob.glob(os.path.join(here, "stat-*.index")) + glob.glob(os.path.join(here, "used-*.bin")):
         os.remove(f)
 
 def clear():

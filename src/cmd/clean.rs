@@ -13,12 +13,13 @@ pub fn clean_cmd(args: &CleanArgs, progress: &Progress) -> Result<u8, Error> {
     // Resolved first: with `--out DIR` alone, the output's lock says where the memo is.
     let path = target.loaded.resolve(&target.loaded.config.cache.path);
     let index = crate::pipeline::statscan::index_path(&target.loaded, &target.out_dir);
+    let used = crate::db::used::path_for(&target.out_dir, &path);
     remove_output(&target.out_dir, progress)?;
     if args.cache {
         let mut removed = false;
         let memo = ["", "-wal", "-shm"]
             .map(|suffix| std::path::PathBuf::from(format!("{}{suffix}", path.display())));
-        for p in memo.into_iter().chain([index]) {
+        for p in memo.into_iter().chain([index, used]) {
             if p.exists() {
                 std::fs::remove_file(&p).map_err(|source| Error::Io {
                     context: "cannot remove",

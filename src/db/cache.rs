@@ -12,6 +12,9 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS memo (
         key BLOB PRIMARY KEY, stage TEXT NOT NULL, value BLOB NOT NULL) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS records (name TEXT PRIMARY KEY, value BLOB NOT NULL);";
 
+/// Keys per read connection below which a lookup stays on the memo's own connection.
+const PARALLEL_LOOKUP: usize = 4096;
+
 /// What c2s writes into a cache folder it creates.
 pub const GITIGNORE: &str = "# Created by c2s: the build memo, local to this machine.\n*\n";
 
@@ -138,14 +141,47 @@ impl Memo {
         self.conn.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Looks up many keys at once; returns the values found.
+    /// Looks up many keys at once; returns the values found. The keys are looked up in key
+    /// order, so each page of the memo's B-tree is read once, not once per key; a large lookup
+    /// (an edit build asks for every unchanged result) is split over read-only connections, one
+    /// per core.
     pub fn get_many(&self, keys: &[Key]) -> Result<HashMap<Key, Vec<u8>>, CacheError> {
-        let conn = self.conn();
+        use rayon::prelude::*;
+        let mut sorted: Vec<&Key> = keys.iter().collect();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let parts = rayon::current_num_threads().min(sorted.len() / PARALLEL_LOOKUP);
+        if parts < 2 || self.path == Path::new(":memory:") {
+            return self.lookup(&self.conn(), &sorted);
+        }
+        let found: Vec<HashMap<Key, Vec<u8>>> = sorted
+            .par_chunks(sorted.len().div_ceil(parts))
+            .map(|chunk| {
+                let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+                    | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+                let conn =
+                    Connection::open_with_flags(&self.path, flags).map_err(|e| self.sql(e))?;
+                conn.busy_timeout(std::time::Duration::from_secs(30))
+                    .map_err(|e| self.sql(e))?;
+                self.lookup(&conn, chunk)
+            })
+            .collect::<Result<_, _>>()?;
+        let mut out = HashMap::with_capacity(sorted.len());
+        found.into_iter().for_each(|part| out.extend(part));
+        Ok(out)
+    }
+
+    /// Looks up `keys` (sorted) on `conn`.
+    fn lookup(
+        &self,
+        conn: &Connection,
+        keys: &[&Key],
+    ) -> Result<HashMap<Key, Vec<u8>>, CacheError> {
         let mut stmt = conn
             .prepare_cached("SELECT value FROM memo WHERE key = ?1")
             .map_err(|e| self.sql(e))?;
         let mut out = HashMap::with_capacity(keys.len());
-        for k in keys {
+        for &k in keys {
             let v: Option<Vec<u8>> = stmt
                 .query_row(params![&k[..]], |r| r.get(0))
                 .optional()
@@ -187,6 +223,19 @@ impl Memo {
                 |r| r.get(0),
             )
             .optional()
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Whether a named record exists (its value is not read).
+    pub fn has_record(&self, name: &str) -> Result<bool, CacheError> {
+        self.conn()
+            .query_row(
+                "SELECT 1 FROM records WHERE name = ?1",
+                params![name],
+                |_| Ok(()),
+            )
+            .optional()
+            .map(|found| found.is_some())
             .map_err(|e| self.sql(e))
     }
 
@@ -314,6 +363,35 @@ mod tests {
         assert_eq!(m.record_names("tree:").unwrap(), vec!["tree:x"]);
         assert_eq!(m.stats().unwrap()["card"].entries, 1);
         assert_eq!(m.retain(&Default::default()).unwrap(), 1);
+    }
+
+    #[test]
+    fn a_large_lookup_over_several_connections_finds_what_one_finds() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = Memo::open(&dir.path().join("c.sqlite")).unwrap();
+        let key = |i: u32| *blake3::hash(&i.to_le_bytes()).as_bytes();
+        let stored: Vec<(Key, Vec<u8>)> = (0..3 * PARALLEL_LOOKUP as u32)
+            .map(|i| (key(i), i.to_string().into_bytes()))
+            .collect();
+        m.put_many("card", &stored).unwrap();
+        assert!(!m.has_record("slots:x").unwrap());
+        m.set_record("slots:x", b"{}").unwrap();
+        assert!(m.has_record("slots:x").unwrap());
+        // Every stored key twice, and as many that are not stored.
+        let wanted: Vec<Key> = (0..6 * PARALLEL_LOOKUP as u32)
+            .map(key)
+            .chain(stored.iter().map(|(k, _)| *k))
+            .collect();
+        let found = m.get_many(&wanted).unwrap();
+        assert_eq!(found.len(), stored.len());
+        for (k, v) in &stored {
+            assert_eq!(&found[k], v);
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        assert_eq!(pool.install(|| m.get_many(&wanted)).unwrap(), found);
     }
 
     #[test]

@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::cache::{CacheError, Key, KeyParts, Memo};
+pub use super::dry::{DryRun, Miss, explain};
 pub use super::value::{Entry, Form, Json, Maybe, MemoValue};
 
 /// The error type of the stages the executor runs (the build's `BuildError`): it can carry a
@@ -51,18 +52,6 @@ struct Planned {
     key: Key,
 }
 
-/// A result `--dry-run` would compute, and why.
-#[derive(Debug, Clone, Serialize)]
-pub struct Miss {
-    pub stage: &'static str,
-    /// Which stage call of the build it belongs to (a batched build submits one batch per
-    /// dependent step).
-    pub step: usize,
-    pub subject: String,
-    pub reason: String,
-    pub input_chars: usize,
-}
-
 /// Every key a build used, by stage and subject: what `--explain` compares against next time.
 #[derive(Debug, Default, Clone, Serialize, serde::Deserialize)]
 pub struct Slots(pub BTreeMap<String, BTreeMap<String, KeyParts>>);
@@ -95,40 +84,11 @@ pub struct Executor<'a> {
     pub seed: Option<std::collections::HashMap<Key, Vec<u8>>>,
     /// Every memoized result this build used, in stage order (for the state file).
     pub kept: Vec<Entry>,
-}
-
-/// The previous build's slots and the misses found so far.
-pub struct DryRun {
-    pub previous: Slots,
-    pub misses: Vec<Miss>,
-}
-
-/// Which part of a key changed since the previous build of the same subject.
-pub fn explain(previous: Option<&KeyParts>, now: &KeyParts) -> String {
-    let Some(p) = previous else {
-        return "new (no result for it in the previous build)".into();
-    };
-    let mut why = Vec::new();
-    if p.stage_version != now.stage_version {
-        why.push(format!(
-            "stage version {} -> {}",
-            p.stage_version, now.stage_version
-        ));
-    }
-    if p.prompt != now.prompt {
-        why.push(format!("prompt {} -> {}", p.prompt, now.prompt));
-    }
-    if p.model != now.model {
-        why.push(format!("model {} -> {}", p.model, now.model));
-    }
-    if p.inputs != now.inputs {
-        why.push("input content changed".into());
-    }
-    if why.is_empty() {
-        "not in the cache (removed or never stored)".into()
-    } else {
-        why.join(", ")
-    }
+    /// The results the previous build of the output used: asked before the memo, which then
+    /// answers only for the keys that moved.
+    pub used: Option<super::used::Used>,
+    /// Keys looked up that `used` did not hold.
+    pub used_missed: usize,
 }
 
 /// How progress names a stage at work.
@@ -165,6 +125,8 @@ impl<'a> Executor<'a> {
             progress: None,
             seed: None,
             kept: Vec::new(),
+            used: None,
+            used_missed: 0,
         }
     }
 
@@ -226,7 +188,7 @@ impl<'a> Executor<'a> {
             })
             .collect();
         let keys: Vec<Key> = planned.iter().map(|p| p.key).collect();
-        let mut found = self.memo.get_many(&keys).map_err(E::from)?;
+        let mut found = self.look_up(&keys).map_err(E::from)?;
         let seeded = self
             .take_seeded(stage, &keys, &mut found)
             .map_err(E::from)?;
@@ -297,6 +259,30 @@ impl<'a> Executor<'a> {
             .into_iter()
             .map(|o| o.expect("every item computed or reused"))
             .collect())
+    }
+
+    /// The stored results of `keys`: from the previous build's used results first, from the
+    /// memo for the rest.
+    fn look_up(
+        &mut self,
+        keys: &[Key],
+    ) -> Result<std::collections::HashMap<Key, Vec<u8>>, CacheError> {
+        let Some(used) = &self.used else {
+            return self.memo.get_many(keys);
+        };
+        let mut found = std::collections::HashMap::with_capacity(keys.len());
+        let mut rest = Vec::new();
+        for k in keys {
+            match used.get(k) {
+                Some(v) => {
+                    found.insert(*k, v.to_vec());
+                }
+                None => rest.push(*k),
+            }
+        }
+        self.used_missed += rest.len();
+        found.extend(self.memo.get_many(&rest)?);
+        Ok(found)
     }
 
     /// Moves the seed's results for the keys the memo lacks into `found` and into the memo;

@@ -1,7 +1,10 @@
-//! Incremental engine state: the SQLite memo (`cache`), what it stores (`value`) and the stage
-//! executor (`exec`), and the stat index of sources and outputs (`statindex`).
+//! Incremental engine state: the SQLite memo (`cache`), what it stores (`value`), the stage
+//! executor (`exec`) and what its dry runs record (`dry`), the stat index of sources and
+//! outputs (`statindex`), and the results the last build of an output used (`used`).
 
 pub mod cache;
+pub mod dry;
 pub mod exec;
 pub mod statindex;
+pub mod used;
 pub mod value;

@@ -85,6 +85,31 @@ impl Entry {
     }
 }
 
+/// The files of a table whose bytes the index knows (a trusted stat, and the hash of the bytes
+/// it had), by the path `c2s.lock` uses: the writer compares a file it is about to replace with
+/// these instead of reading it.
+#[derive(Debug, Default)]
+pub struct OnDisk(std::collections::HashMap<String, (Stat, String)>);
+
+impl OnDisk {
+    /// The entries of `table` with a trusted stat and a hash.
+    pub fn of(table: &[Entry]) -> OnDisk {
+        let known = table.iter().filter_map(|e| match (&e.stat, &e.hash) {
+            (Some((s, false)), Some(h)) => Some((e.path.clone(), (*s, h.clone()))),
+            _ => None,
+        });
+        OnDisk(known.collect())
+    }
+
+    /// The hash of the bytes of the file at `path` (whose lock path is `key`), if its stat now
+    /// is the recorded one; None when it moved, is gone or was never known.
+    pub fn hash(&self, key: &str, path: &Path) -> Option<&str> {
+        let (recorded, hash) = self.0.get(key)?;
+        let now = Stat::of(&std::fs::symlink_metadata(path).ok()?);
+        (now == *recorded).then_some(hash.as_str())
+    }
+}
+
 /// The lock file's stat (trusted or not) and its fields other than `sources` and `outputs`, as
 /// JSON: the maps are the `locked` hashes of the entries.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -13,6 +13,7 @@
 //! The file is data: it is parsed, never run, and a build takes from it only the results whose
 //! key it asks for.
 
+use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 
@@ -69,40 +70,60 @@ pub fn write(
     let mut order: Vec<&Entry> = entries.iter().collect();
     order.sort_by(|a, b| (&a.stage, a.key).cmp(&(&b.stage, b.key)));
     order.dedup_by(|a, b| a.stage == b.stage && a.key == b.key);
-    for e in order {
-        let stage = serde_json::to_string(&e.stage)?;
-        let key = hex(&e.key);
-        match e.form {
-            Form::Json => {
-                // Memo JSON is compact, on one line, as it is; anything else is re-encoded.
-                let compact;
-                let value: &[u8] = if e.value.contains(&b'\n') {
-                    let v: Value = serde_json::from_slice(&e.value).map_err(io::Error::other)?;
-                    compact = serde_json::to_vec(&v)?;
-                    &compact
-                } else {
-                    &e.value
-                };
-                write!(w, "{{\"stage\":{stage},\"key\":\"{key}\",\"json\":")?;
-                w.write_all(value)?;
-                writeln!(w, "}}")?
-            }
-            Form::F32 => match sparse(&e.value) {
-                // Mostly zeros (the hashed embedder's vectors): only the others, by index.
-                Some(z) => writeln!(
-                    w,
-                    "{{\"stage\":{stage},\"key\":\"{key}\",\"f32z\":\"{}\"}}",
-                    base64(&z)
-                )?,
-                None => writeln!(
-                    w,
-                    "{{\"stage\":{stage},\"key\":\"{key}\",\"f32\":\"{}\"}}",
-                    base64(&e.value)
-                )?,
-            },
+    // The lines are made in parallel, a window of pieces at a time (so at most a window is held
+    // beside the output), and written in order: the same bytes as one after the other.
+    const PIECE: usize = 2048;
+    for window in order.chunks(PIECE * 2 * rayon::current_num_threads()) {
+        let pieces: Vec<Vec<u8>> = window
+            .par_chunks(PIECE)
+            .map(|piece| {
+                let mut buf = Vec::with_capacity(piece.len() * 256);
+                for e in piece {
+                    entry_line(&mut buf, e)?;
+                }
+                Ok(buf)
+            })
+            .collect::<io::Result<_>>()?;
+        for p in pieces {
+            w.write_all(&p)?;
         }
     }
     Ok(())
+}
+
+/// One result's line.
+fn entry_line(w: &mut Vec<u8>, e: &Entry) -> io::Result<()> {
+    let stage = serde_json::to_string(&e.stage)?;
+    let key = hex(&e.key);
+    match e.form {
+        Form::Json => {
+            // Memo JSON is compact, on one line, as it is; anything else is re-encoded.
+            let compact;
+            let value: &[u8] = if e.value.contains(&b'\n') {
+                let v: Value = serde_json::from_slice(&e.value).map_err(io::Error::other)?;
+                compact = serde_json::to_vec(&v)?;
+                &compact
+            } else {
+                &e.value
+            };
+            write!(w, "{{\"stage\":{stage},\"key\":\"{key}\",\"json\":")?;
+            w.write_all(value)?;
+            writeln!(w, "}}")
+        }
+        Form::F32 => match sparse(&e.value) {
+            // Mostly zeros (the hashed embedder's vectors): only the others, by index.
+            Some(z) => writeln!(
+                w,
+                "{{\"stage\":{stage},\"key\":\"{key}\",\"f32z\":\"{}\"}}",
+                base64(&z)
+            ),
+            None => writeln!(
+                w,
+                "{{\"stage\":{stage},\"key\":\"{key}\",\"f32\":\"{}\"}}",
+                base64(&e.value)
+            ),
+        },
+    }
 }
 
 /// Reads a state file (with `results`, its results too; without, it stops after the
@@ -315,6 +336,50 @@ mod tests {
             back.results[&[1; 32]].1,
             br#"{"title":"T","phrases":["x"]}"#.to_vec()
         );
+    }
+
+    #[test]
+    fn many_results_are_written_in_order_across_pieces() {
+        // More than one window of pieces, given in reverse and with a repeat.
+        let n: u32 = 40_000;
+        let mut entries: Vec<Entry> = (0..n)
+            .rev()
+            .map(|i| {
+                let mut key = [0u8; 32];
+                key[..4].copy_from_slice(&i.to_be_bytes());
+                Entry {
+                    stage: if i % 2 == 0 { "card" } else { "embed" }.into(),
+                    key,
+                    form: if i % 2 == 0 { Form::Json } else { Form::F32 },
+                    value: if i % 2 == 0 {
+                        format!("{{\"n\":{i}}}").into_bytes()
+                    } else {
+                        (i as f32).to_le_bytes().to_vec()
+                    },
+                }
+            })
+            .collect();
+        entries.push(Entry {
+            stage: "card".into(),
+            key: entries[1].key,
+            form: Form::Json,
+            value: entries[1].value.clone(),
+        });
+        let mut out = Vec::new();
+        write(&mut out, "th", &BTreeMap::new(), &entries).unwrap();
+        let text = String::from_utf8(out.clone()).unwrap();
+        let lines: Vec<&str> = text.lines().skip(1).collect();
+        assert_eq!(lines.len(), n as usize, "one line per key");
+        let mut one_by_one = Vec::new();
+        let mut sorted: Vec<&Entry> = entries.iter().collect();
+        sorted.sort_by(|a, b| (&a.stage, a.key).cmp(&(&b.stage, b.key)));
+        sorted.dedup_by(|a, b| a.stage == b.stage && a.key == b.key);
+        for e in sorted {
+            entry_line(&mut one_by_one, e).unwrap();
+        }
+        assert_eq!(text.split_once('\n').unwrap().1.as_bytes(), &one_by_one[..]);
+        let back = read(&out, true).unwrap();
+        assert_eq!(back.results.len(), n as usize);
     }
 
     #[test]

@@ -39,9 +39,14 @@ pub fn parse_source(
     src: SourceInput,
     _settings: ParseSettings,
 ) -> Parsed {
+    parse_bytes(*src.format(db), src.bytes(db).as_deref(), src.display(db))
+}
+
+/// What [`parse_source`] computes, outside the graph.
+fn parse_bytes(format: Format, bytes: Option<&[u8]>, display: &str) -> Parsed {
     let mut d = Diagnostics::default();
-    let records = match src.bytes(db) {
-        Some(bytes) => parse_records(*src.format(db), bytes, src.display(db), &mut d),
+    let records = match bytes {
+        Some(bytes) => parse_records(format, bytes, display, &mut d),
         None => Vec::new(),
     };
     Parsed {
@@ -92,6 +97,15 @@ impl Graph {
 
     /// Sets the inputs (only what changed) and parses every file; results in input order.
     pub fn parse_all(&mut self, max_file_bytes: u64, files: Vec<SourceBytes>) -> Vec<Parsed> {
+        if !self.keep {
+            // A one-shot graph keeps nothing for a next call: the same pure parse, in parallel.
+            use rayon::prelude::*;
+            self.last_parses = files.len();
+            return files
+                .par_iter()
+                .map(|f| parse_bytes(f.format, f.bytes.as_deref(), &f.display))
+                .collect();
+        }
         let settings = match self.settings {
             Some(s) => {
                 if *s.max_file_bytes(&self.db) != max_file_bytes {

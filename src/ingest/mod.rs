@@ -3,6 +3,7 @@
 mod formats;
 pub mod graph;
 mod ids;
+mod records;
 mod walk;
 
 use crate::paths::display;
@@ -16,9 +17,8 @@ use crate::db::statindex::Stat;
 use crate::diag::Diagnostics;
 use crate::error::BuildError;
 use crate::ingest::graph::{Graph, SourceBytes};
-use crate::planted;
 pub use formats::{Format, RawRecord};
-pub use ids::{path_id, sanitize_id};
+use records::{Location, Scan, add_document};
 use walk::{Candidate, Globs, collect_files};
 
 /// One document of the corpus.
@@ -169,20 +169,25 @@ pub fn ingest(
         sources.push(src);
     }
     let parsed = graph.parse_all(opts.max_file_bytes, sources);
+    // What each record's text alone decides, in parallel; ids and duplicates follow in order.
+    let scans: Vec<Vec<Scan>> = parsed
+        .par_iter()
+        .map(|p| p.records.iter().map(|r| Scan::of(&r.text)).collect())
+        .collect();
     let mut ids = ids::IdAllocator::default();
     let mut seen_text: HashMap<String, usize> = HashMap::new();
-    for ((c, p), d) in supported.iter().zip(parsed).zip(load_warnings) {
+    for (((c, p), d), scans) in supported.iter().zip(parsed).zip(load_warnings).zip(scans) {
         diags.warnings.extend(d.warnings);
         diags.warnings.extend(p.warnings);
         let multi = p.records.len() > 1 || p.records.iter().any(|r| r.line.is_some());
-        for rec in p.records {
+        for (rec, scan) in p.records.into_iter().zip(scans) {
             let loc = Location {
                 file: &c.display,
                 rel: &c.rel,
                 multi,
             };
             add_document(
-                rec,
+                (rec, scan),
                 &loc,
                 opts,
                 &mut ids,
@@ -351,154 +356,4 @@ fn decode(bytes: Vec<u8>, file: &str, d: &mut Diagnostics) -> String {
             String::from_utf8_lossy(e.as_bytes()).into_owned()
         }
     }
-}
-
-/// Where a record comes from.
-struct Location<'a> {
-    file: &'a str,
-    rel: &'a str,
-    multi: bool,
-}
-
-/// Assigns the id and appends the document; drops empty records, folds duplicate texts into the
-/// first copy (its id becomes an alias), and warns about long texts.
-fn add_document(
-    rec: RawRecord,
-    loc: &Location,
-    opts: &IngestOptions,
-    ids: &mut ids::IdAllocator,
-    seen_text: &mut HashMap<String, usize>,
-    docs: &mut Vec<Document>,
-    diags: &mut Diagnostics,
-) {
-    let (file, line) = (loc.file, rec.line);
-    let (source, id_basis) = match (loc.multi, line) {
-        (true, Some(l)) => (format!("{file}:{l}"), format!("{}:{l}", loc.rel)),
-        _ => (file.to_string(), loc.rel.to_string()),
-    };
-    if rec.text.trim().is_empty() {
-        diags.warn(file, line, "empty document; skipped");
-        return;
-    }
-    let text_hash = blake3::hash(rec.text.trim().as_bytes())
-        .to_hex()
-        .to_string();
-    let wanted = match rec.id.as_deref() {
-        Some(raw) => sanitize_id(raw).unwrap_or_else(|| {
-            diags.warn(
-                file,
-                line,
-                format!("id {raw:?} has no usable characters; using a path hash"),
-            );
-            path_id(&id_basis)
-        }),
-        None => path_id(&id_basis),
-    };
-    if let Some(&first) = seen_text.get(&text_hash) {
-        let kept = &mut docs[first];
-        diags.warn(
-            file,
-            line,
-            format!(
-                "same text as document `{}`; folded into it (alias `{wanted}`)",
-                kept.id
-            ),
-        );
-        if wanted != kept.id && !kept.aliases.contains(&wanted) {
-            kept.aliases.push(wanted);
-        }
-        return;
-    }
-    let (id, changed) = ids.allocate(&wanted);
-    if changed {
-        diags.warn(
-            file,
-            line,
-            format!("duplicate id `{wanted}`; renamed to `{id}`"),
-        );
-    }
-    seen_text.insert(text_hash, docs.len());
-    let chars = rec.text.chars().count();
-    if let Some(max) = opts.max_doc_chars.filter(|&m| chars > m) {
-        diags.warn(
-            file,
-            line,
-            format!(
-                "document is {chars} characters; only the first tree.max_doc_chars = {max} are embedded (the full text is kept; set embed.chunk_tokens to embed it all as passages)"
-            ),
-        );
-    }
-    // A "title" that is only the record's id or has no letter (`"630"`, `"doc-17"` when the id
-    // is `doc-17`) names nothing: the card takes its title from the text instead.
-    let mut rec = rec;
-    if rec.title.as_deref().is_some_and(|t| {
-        let t = t.trim();
-        t == id
-            || Some(t) == rec.id.as_deref().map(str::trim)
-            || !t.chars().any(char::is_alphabetic)
-    }) {
-        rec.title = None;
-    }
-    let content_hash = content_hash(&rec);
-    // A frontmatter title or description is a card as written: a planted one is not used.
-    for (field, value) in [
-        ("title", &mut rec.title),
-        ("description", &mut rec.description),
-    ] {
-        if let Some(rule) = value.as_deref().and_then(planted::check_sentence) {
-            diags.warn(
-                file,
-                line,
-                format!("the {field} {rule}; it is not used (the card is made from the text)"),
-            );
-            *value = None;
-        }
-    }
-    let flags = planted::flags(&rec.text);
-    for f in &flags {
-        let at = match (loc.multi, rec.body_line) {
-            (true, _) => line,
-            (false, 0) => None,
-            (false, first) => Some(first + f.line - 1),
-        };
-        diags.warn(
-            file,
-            at,
-            format!(
-                "a sentence {} (\"{}\"); it stays in the document but is never used for navigation text",
-                f.rule,
-                crate::text::clip_words(&f.text, 12)
-            ),
-        );
-    }
-    // Most documents have neither: one pass over their sentences (`flags`) is enough.
-    let navigation = (!flags.is_empty() || rec.text.contains("<!--"))
-        .then(|| planted::navigation_text(&rec.text).into_owned());
-    docs.push(Document {
-        id,
-        source,
-        title: rec.title,
-        description: rec.description,
-        tags: rec.tags,
-        text: rec.text,
-        aliases: Vec::new(),
-        content_hash,
-        navigation,
-        flags,
-    });
-}
-
-fn content_hash(rec: &RawRecord) -> String {
-    let mut h = blake3::Hasher::new();
-    for part in [rec.title.as_deref(), rec.description.as_deref()] {
-        h.update(part.unwrap_or("\u{0}").as_bytes());
-        h.update(b"\x1f");
-    }
-    for t in &rec.tags {
-        h.update(t.as_bytes());
-        h.update(b"\x1e");
-    }
-    h.update(b"\x1f");
-    h.update(rec.text.as_bytes());
-    crate::hash::short_hash(&h.finalize())
 }

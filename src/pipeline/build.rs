@@ -10,22 +10,19 @@ use serde::Serialize;
 use crate::config::Loaded;
 use crate::db::cache::Memo;
 use crate::db::exec::{Executor, Miss, Slots, StageCount};
+use crate::db::statindex::OnDisk;
 use crate::diag::{Diagnostics, Warning};
 use crate::error::BuildError;
 use crate::format::Layout;
 use crate::format::limits::PlatformReport;
 use crate::ingest::graph::Graph;
 use crate::ingest::{self, Document, IngestOptions};
-use crate::llm::Card;
-use crate::matrix::Matrix;
-use crate::pipeline::output::{BuildLock, WriteStats, write_output};
+use crate::pipeline::output::{BuildLock, Known, WriteStats, write_output};
 use crate::pipeline::records::{read_record, record_name, save_records};
+use crate::pipeline::shortcut::Shortcut;
 use crate::progress::Progress;
-use crate::stage::hierarchy::{HierarchyInput, build_tree};
-use crate::stage::incremental::{Snapshot, WarmStats, warm_start};
-use crate::stage::summarize::summarize_nodes;
+use crate::stage::incremental::WarmStats;
 use crate::stage::{card, embed, enrich, render};
-use crate::tree::Tree;
 
 use crate::pipeline::backends::Backends;
 
@@ -219,12 +216,15 @@ fn build_on(
             );
         })?)
     };
-    if !opts.full
-        && !opts.dry_run
-        && let Some(report) = crate::pipeline::shortcut::up_to_date(opts, backends, start)?
-    {
-        return Ok(report);
-    }
+    // What the examination learnt of the output files saves the writer reading them again.
+    let on_disk = if opts.full || opts.dry_run {
+        OnDisk::default()
+    } else {
+        match crate::pipeline::shortcut::up_to_date(opts, backends, start)? {
+            Shortcut::Fresh(report) => return Ok(*report),
+            Shortcut::Stale(on_disk) => on_disk,
+        }
+    };
     let mut laps = Laps {
         clock: Instant::now(),
         timings: BTreeMap::new(),
@@ -254,13 +254,16 @@ fn build_on(
     } else {
         Memo::open(&memo_path)
     }?;
-    let previous: Slots =
-        read_record(&memo, &record_name("slots", &opts.out_dir)).unwrap_or_default();
+    // Only a dry run explains its misses against the previous build's keys.
     let mut exec = if opts.dry_run {
+        let previous: Slots =
+            read_record(&memo, &record_name("slots", &opts.out_dir)).unwrap_or_default();
         Executor::dry_run(&memo, previous)
     } else {
         Executor::new(&memo)
     };
+    let used_path = crate::db::used::path_for(&opts.out_dir, &memo_path);
+    exec.used = crate::db::used::Used::read(&used_path);
     exec.io_threads = backends.io_threads();
     exec.progress = Some(*progress);
     let (previous_lock, prior) =
@@ -304,7 +307,7 @@ fn build_on(
     } else {
         prior
     };
-    let (mut tree, mode) = make_tree(
+    let (mut tree, mode) = crate::pipeline::tree::make_tree(
         opts,
         backends,
         docs,
@@ -336,6 +339,12 @@ fn build_on(
         progress.status("Packed", &note);
     }
     let state = crate::pipeline::state::render(&cfg.tree_hash(), docs, &exec.kept);
+    if let Err(e) = crate::pipeline::records::keep_used(&used_path, &mut exec, !opts.dry_run) {
+        let file = crate::paths::display(&used_path, &opts.display_base);
+        let msg = format!("cannot write ({e}); the next build looks every result up in the memo");
+        progress.warning(&format!("{file}: {msg}"));
+        diags.warn(file, None, msg);
+    }
     exec.kept = Vec::new();
     let (files, lock, platform, navigation_files) = crate::pipeline::emit::render_files(
         &ctx,
@@ -361,7 +370,11 @@ fn build_on(
     let written = if opts.dry_run {
         WriteStats::default()
     } else {
-        let w = write_output(&layout, &files, previous_lock.as_ref())?;
+        let known = Known {
+            on_disk: Some(&on_disk),
+            fresh: Some(&lock.outputs),
+        };
+        let w = write_output(&layout, &files, previous_lock.as_ref(), known)?;
         for rel in &w.replaced_edits {
             let file = crate::paths::display(&layout.path(rel), &opts.display_base);
             diags.warn(
@@ -419,75 +432,6 @@ fn build_on(
         batch: None,
         dry_run: opts.dry_run.then(|| exec.misses().to_vec()),
     })
-}
-
-/// Warm start from the previous tree when possible; otherwise the level loop from scratch.
-#[allow(clippy::too_many_arguments)]
-fn make_tree(
-    opts: &BuildOptions,
-    backends: &Backends,
-    docs: &[Document],
-    cards: &[Card],
-    doc_vectors: &Matrix,
-    prev: Result<Snapshot, String>,
-    exec: &mut Executor,
-    progress: &Progress,
-) -> Result<(Tree, TreeMode), BuildError> {
-    let cfg = &opts.loaded.config;
-    let reason = match prev.and_then(|s| warm_start(&s, docs, doc_vectors, cfg, backends.kmeans()))
-    {
-        Ok((mut tree, stats)) => {
-            let mut order: Vec<usize> = (0..tree.nodes.len()).collect();
-            order.sort_by_key(|&i| tree.nodes[i].level);
-            for level in 1..=tree.levels {
-                let nodes: Vec<usize> = order
-                    .iter()
-                    .copied()
-                    .filter(|&i| tree.nodes[i].level == level)
-                    .collect();
-                summarize_nodes(
-                    &mut tree,
-                    &nodes,
-                    &nodes,
-                    docs,
-                    cards,
-                    backends.llm.as_ref(),
-                    exec,
-                )?;
-            }
-            progress.status(
-                "Updated",
-                &format!(
-                    "tree: {} added, {} deleted, {} split, {} merged",
-                    stats.added, stats.deleted, stats.split, stats.merged
-                ),
-            );
-            return Ok((tree, TreeMode::Warm(stats)));
-        }
-        Err(reason) => reason,
-    };
-    progress.status("Clustering", &format!("from scratch ({reason})"));
-    let input = HierarchyInput {
-        docs,
-        cards,
-        doc_vectors,
-        config: cfg,
-        llm: backends.llm.as_ref(),
-        embedder: backends.embedder.as_ref(),
-        kmeans: backends.kmeans(),
-    };
-    let (tree, stats) = build_tree(&input, exec, |level, n| {
-        progress.status("Clustered", &format!("level {level}: {n} groups"));
-    })?;
-    progress.status(
-        "Tree",
-        &format!(
-            "K-Means {:.2}s, summaries {:.2}s, re-embedding {:.2}s",
-            stats.cluster_secs, stats.summarize_secs, stats.reembed_secs
-        ),
-    );
-    progress.status("K-Means", &format!("ran on {}", backends.kmeans_used()));
-    Ok((tree, TreeMode::Full { reason }))
 }
 
 fn report_unsupported(unsupported: &std::collections::HashMap<String, usize>, progress: &Progress) {

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::statscan;
 use crate::config::Loaded;
-use crate::db::statindex::{StatIndex, now_ns};
+use crate::db::statindex::{OnDisk, StatIndex, now_ns};
 use crate::error::BuildError;
 use crate::format::lock::Lock;
 use crate::format::{LOCK_FILE, Layout};
@@ -71,6 +71,9 @@ pub struct Examined {
     pub sources: usize,
     /// Source and output files whose bytes were read (the rest were known by their stat).
     pub hashed: usize,
+    /// The output files whose bytes are known now, by their trusted stat (the build's writer
+    /// does not read them again).
+    pub on_disk: OnDisk,
 }
 
 impl Examined {
@@ -113,6 +116,7 @@ pub fn examine(loaded: &Loaded, out: &Path, display_base: &Path) -> Result<Exami
             outputs: Vec::new(),
             sources: 0,
             hashed: 0,
+            on_disk: OnDisk::default(),
         });
     };
     let walked = found
@@ -159,6 +163,7 @@ pub fn examine(loaded: &Loaded, out: &Path, display_base: &Path) -> Result<Exami
         outputs: outputs.sizes,
         sources: sources.locked,
         hashed: sources.hashed + outputs.hashed,
+        on_disk: OnDisk::of(&index.outputs),
     })
 }
 

@@ -1,11 +1,13 @@
-//! What a build keeps in the memo for the next build of the same output: the key slots
-//! (`--explain`, `cache gc`, and whether this memo has built the output before). The tree for
-//! warm starts is read from the output itself (`pipeline::state`).
+//! What a build keeps for the next build of the same output: the key slots in the memo
+//! (`--explain`, `cache gc`, and whether this memo has built the output before), and the
+//! record of the results it used beside the memo (`db::used`). The tree for warm starts is
+//! read from the output itself (`pipeline::state`).
 
 use std::path::Path;
 
 use crate::db::cache::Memo;
 use crate::db::exec::Executor;
+use crate::db::used::Used;
 use crate::error::BuildError;
 
 /// Names the memo records of one output folder.
@@ -26,4 +28,17 @@ pub fn save_records(memo: &Memo, out: &Path, exec: &Executor) -> Result<(), Buil
     let slots = serde_json::to_vec(&exec.slots).expect("slots serialize");
     memo.set_record(&record_name("slots", out), &slots)
         .map_err(BuildError::from)
+}
+
+/// Drops the record of used results the build read, and writes the results this build used in
+/// its place (when `write`, and when the old one is worth rewriting). Only a shortcut for the
+/// next build: an error is for a warning, never a failed build.
+pub fn keep_used(path: &Path, exec: &mut Executor, write: bool) -> std::io::Result<()> {
+    let read = exec.used.take();
+    let kept = &exec.kept;
+    if !write || !Used::worth_rewriting(read.as_ref(), kept.len(), exec.used_missed) {
+        return Ok(());
+    }
+    drop(read);
+    crate::db::used::write(path, kept.iter().map(|e| (&e.key, e.value.as_slice())))
 }

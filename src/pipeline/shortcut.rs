@@ -6,25 +6,33 @@ use std::time::Instant;
 
 use super::backends::Backends;
 use super::build::{BuildOptions, BuildReport, Planted, TreeMode};
+use crate::db::statindex::OnDisk;
 use crate::error::BuildError;
 use crate::pipeline::output::WriteStats;
+
+/// What the shortcut found: nothing to do, or what a build can use of the examination.
+pub(crate) enum Shortcut {
+    /// `c2s check` would say "fresh": the report of a build that did nothing.
+    Fresh(Box<BuildReport>),
+    /// Something must be built; the output files whose bytes are known by their stat.
+    Stale(OnDisk),
+}
 
 /// The make-like shortcut: when `c2s check` would say "fresh", nothing runs at all.
 pub(crate) fn up_to_date(
     opts: &BuildOptions,
     backends: &Backends,
     start: Instant,
-) -> Result<Option<BuildReport>, BuildError> {
+) -> Result<Shortcut, BuildError> {
     let seen =
         crate::pipeline::freshness::examine(&opts.loaded, &opts.out_dir, &opts.display_base)?;
-    let platform = seen.platform(&opts.loaded.config.output);
-    let Some(lock) = seen.lock.as_ref().filter(|_| seen.staleness.is_fresh()) else {
-        return Ok(None);
-    };
     let models = crate::pipeline::emit::lock_models(backends);
-    if lock.models != models || lock.fallbacks > 0 {
-        return Ok(None);
-    }
+    let usable = |l: &crate::format::lock::Lock| l.models == models && l.fallbacks == 0;
+    let lock = match &seen.lock {
+        Some(lock) if seen.staleness.is_fresh() && usable(lock) => lock,
+        _ => return Ok(Shortcut::Stale(seen.on_disk)),
+    };
+    let platform = seen.platform(&opts.loaded.config.output);
     // Fresh: the output files on disk are the lock's.
     let outputs = || seen.outputs.iter().map(|(k, _)| k);
     let nav = outputs()
@@ -32,7 +40,7 @@ pub(crate) fn up_to_date(
         .filter(|k| !k.contains("/docs/"))
         .count();
     let skills = outputs().filter(|k| k.ends_with("/SKILL.md")).count();
-    Ok(Some(BuildReport {
+    Ok(Shortcut::Fresh(Box::new(BuildReport {
         output: crate::paths::display(&opts.out_dir, &opts.display_base),
         documents: lock.documents,
         sources: seen.sources,
@@ -62,5 +70,5 @@ pub(crate) fn up_to_date(
         seeded: 0,
         batch: None,
         dry_run: None,
-    }))
+    })))
 }

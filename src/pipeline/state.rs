@@ -55,7 +55,7 @@ pub(crate) fn read_state(
     let Some(lock) = crate::pipeline::freshness::read_lock(&opts.out_dir)? else {
         return Ok((None, Err("no previous build of this output".into())));
     };
-    let fresh_memo = memo.record(&record_name("slots", &opts.out_dir))?.is_none();
+    let fresh_memo = !memo.has_record(&record_name("slots", &opts.out_dir))?;
     let prior = match read_prior(&opts.out_dir, &lock, fresh_memo) {
         Ok(prior) => {
             exec.seed = prior.seed;

@@ -246,10 +246,15 @@ pub fn summarize_nodes(
     llm: &dyn Llm,
     exec: &mut Executor,
 ) -> Result<(), BuildError> {
+    use rayon::prelude::*;
     let reads_marks = llm.reads_marks();
+    let tree_ref: &Tree = tree;
+    // Every node's input is made to compute its key (most are then found in the memo): in
+    // parallel, since a warm build makes them for every node of every level.
     let mut inputs: Vec<NodeInput> = nodes
-        .iter()
+        .par_iter()
         .map(|&i| {
+            let tree = tree_ref;
             let input = cluster_input(tree, i, docs, cards);
             let members: Vec<&str> = if input.leaf {
                 tree.nodes[i].docs[..input.items.len()]
@@ -264,10 +269,11 @@ pub fn summarize_nodes(
         })
         .collect();
     if reads_marks {
+        let chosen: HashSet<usize> = nodes.iter().copied().collect();
         let others: Vec<ClusterInput> = level
-            .iter()
-            .filter(|i| !nodes.contains(i))
-            .map(|&i| cluster_input(tree, i, docs, cards))
+            .par_iter()
+            .filter(|i| !chosen.contains(i))
+            .map(|&i| cluster_input(tree_ref, i, docs, cards))
             .collect();
         let all: Vec<&ClusterInput> = inputs.iter().map(|x| &x.1).chain(&others).collect();
         let avoid = level_avoid(&all, cards);

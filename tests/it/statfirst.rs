@@ -1,6 +1,8 @@
 //! Stat-first change detection (the stat index in the cache folder): a touched file is not
 //! rebuilt, an edit hidden behind a restored mtime is still found, `check` agrees with a full
-//! hash comparison, and a long edit sequence gives the same output as full scans.
+//! hash comparison, and a long edit sequence gives the same output as full scans. And the
+//! record of the results the last build used (`used-<id>.bin`), which answers an edit build
+//! for every unchanged result before the memo is asked.
 
 use std::path::Path;
 use std::time::{Duration, SystemTime};
@@ -186,7 +188,11 @@ fn a_hundred_edits_give_the_output_of_full_scans() {
             .flatten()
             .flatten()
         {
-            if f.path().extension().is_some_and(|e| e == "index") {
+            // The stat index, and the record of used results: the memo answers every lookup.
+            if f.path()
+                .extension()
+                .is_some_and(|e| e == "index" || e == "bin")
+            {
                 std::fs::remove_file(f.path()).unwrap();
             }
         }
@@ -232,4 +238,80 @@ fn a_hundred_edits_give_the_output_of_full_scans() {
             "step {step}"
         );
     }
+}
+
+fn used_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "bin"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn remove_memo(cache: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(cache.join(format!("c2s.sqlite{suffix}")));
+    }
+}
+
+#[test]
+fn an_edit_build_takes_unchanged_results_from_the_last_builds_record() {
+    let tmp = setup(24);
+    let d = tmp.path();
+    let (cache, other) = (d.join("cache"), d.join("other-cache"));
+    assert_eq!(
+        used_files(&cache).len(),
+        1,
+        "the build recorded what it used"
+    );
+    // The same corpus built again with a memo of its own: the same output.
+    let other_set = format!("cache.path={}", other.join("c2s.sqlite").display());
+    let build_p = || -> serde_json::Value {
+        let args = [
+            "build", "c", "--out", "p", "-q", "--json", "--set", "K=4", "--set", &other_set,
+        ];
+        serde_json::from_str(&ok(d, &args)).unwrap()
+    };
+    build_p();
+    assert_eq!(contents(&d.join("o")), contents(&d.join("p")));
+
+    let doc = d.join("c/doc-00005.md");
+    let text = std::fs::read_to_string(&doc).unwrap();
+    std::fs::write(&doc, format!("{text}\nA new paragraph about telescopes.\n")).unwrap();
+    // `o` keeps its record and loses its memo; `p` keeps its memo and loses its record.
+    remove_memo(&cache);
+    for f in used_files(&other) {
+        std::fs::remove_file(f).unwrap();
+    }
+    let o = build(d, "o");
+    let card = &o["stages"]["card"];
+    assert_eq!(card["computed"], 1, "{o}");
+    assert_eq!(card["reused"], 23, "{o}");
+    assert_eq!(
+        o["seeded"], 0,
+        "the record answered, not the state file: {o}"
+    );
+    let p = build_p();
+    assert_eq!(p["stages"]["card"]["computed"], 1, "{p}");
+    assert_eq!(contents(&d.join("o")), contents(&d.join("p")));
+
+    // A damaged record is ignored: the memo answers, and the output is the same.
+    for f in used_files(&other) {
+        let mut bytes = std::fs::read(&f).unwrap();
+        let at = bytes.len() / 2;
+        bytes[at] ^= 0x55;
+        std::fs::write(&f, bytes).unwrap();
+    }
+    let doc = d.join("c/doc-00007.md");
+    let text = std::fs::read_to_string(&doc).unwrap();
+    std::fs::write(&doc, format!("{text}\nA note on mirrors.\n")).unwrap();
+    let o = build(d, "o");
+    let p = build_p();
+    for r in [&o, &p] {
+        assert_eq!(r["stages"]["card"]["computed"], 1, "{r}");
+        assert_eq!(r["stages"]["card"]["reused"], 23, "{r}");
+    }
+    assert_eq!(contents(&d.join("o")), contents(&d.join("p")));
 }

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
+use crate::db::statindex::OnDisk;
 use crate::error::BuildError;
 use crate::format::lock::Lock;
 use crate::format::{
@@ -27,11 +28,22 @@ pub struct WriteStats {
     pub replaced_edits: Vec<String>,
 }
 
-/// The previous build's hash of each output file, and where a folder's files sit in it.
+/// The previous build's hash of each output file, what is known of the files on disk, and
+/// where a folder's files sit in the lock.
 #[derive(Clone, Copy)]
 struct Locked<'a> {
     outputs: Option<&'a BTreeMap<String, String>>,
+    known: Known<'a>,
     prefix: &'a str,
+}
+
+/// What spares the writer reading a file to compare it: the hashes of the files on disk whose
+/// stat has not moved since they were examined, and the hashes of the files it is about to
+/// write (the new lock's). A file known on both sides is compared by hash; any other is read.
+#[derive(Clone, Copy, Default)]
+pub struct Known<'a> {
+    pub on_disk: Option<&'a OnDisk>,
+    pub fresh: Option<&'a BTreeMap<String, String>>,
 }
 
 /// An exclusive lock on one output folder, held for a whole build (released on drop, and by
@@ -106,11 +118,13 @@ pub fn write_output(
     layout: &Layout,
     files: &Files,
     previous: Option<&Lock>,
+    known: Known,
 ) -> Result<WriteStats, BuildError> {
     let Some(dir) = &layout.skills_dir else {
         let all: FileRefs = files.iter().map(|(k, v)| (k.as_str(), v)).collect();
         let locked = Locked {
             outputs: previous.map(|l| &l.outputs),
+            known,
             prefix: "",
         };
         return write_tree(&layout.out, &all, true, locked);
@@ -164,6 +178,7 @@ pub fn write_output(
         true,
         Locked {
             outputs,
+            known,
             prefix: "",
         },
     )?);
@@ -171,6 +186,7 @@ pub fn write_output(
         let prefix = format!("{}/{name}/", crate::format::SKILLS);
         let locked = Locked {
             outputs,
+            known,
             prefix: &prefix,
         };
         stats.add(write_tree(&dir.join(name), folder_files, false, locked)?);
@@ -208,16 +224,26 @@ fn write_tree(
     // Lazy content is made only where a file exists to compare with. A file about to change is
     // checked against the lock: bytes the last build did not write are a hand edit.
     let mut same = |rel: &str, c: &Content| {
-        let Ok(old) = fs::read(out.join(rel)) else {
+        let key = format!("{}{rel}", locked.prefix);
+        let was = locked.outputs.and_then(|o| o.get(&key));
+        let path = out.join(rel);
+        let known_now = locked.known.on_disk.and_then(|d| d.hash(&key, &path));
+        if let (Some(old), Some(new)) = (known_now, locked.known.fresh.and_then(|f| f.get(&key))) {
+            if old == new {
+                return true;
+            }
+            if was.is_some_and(|hash| old != hash) {
+                replaced_edits.push(key);
+            }
+            return false;
+        }
+        let Ok(old) = fs::read(&path) else {
             return false;
         };
         if *old == *c.get() {
             return true;
         }
-        let key = format!("{}{rel}", locked.prefix);
-        if let Some(hash) = locked.outputs.and_then(|o| o.get(&key))
-            && crate::format::lock::file_hash(&old) != *hash
-        {
+        if was.is_some_and(|hash| crate::format::lock::file_hash(&old) != *hash) {
             replaced_edits.push(key);
         }
         false
@@ -286,13 +312,18 @@ mod tests {
         // Lazy content is written (and compared) like bytes.
         files.insert(LOCK_FILE.to_string(), Content::lazy(|w| w.write_all(b"{}")));
         let layout = Layout::new(&out, None);
-        assert_eq!(write_output(&layout, &files, None).unwrap().written, 2);
+        assert_eq!(
+            write_output(&layout, &files, None, Known::default())
+                .unwrap()
+                .written,
+            2
+        );
         let mtime = fs::metadata(out.join("a/x.md"))
             .unwrap()
             .modified()
             .unwrap();
         assert_eq!(
-            write_output(&layout, &files, None).unwrap(),
+            write_output(&layout, &files, None, Known::default()).unwrap(),
             WriteStats {
                 written: 0,
                 unchanged: 2,
@@ -301,7 +332,7 @@ mod tests {
             }
         );
         files.insert("b.md".to_string(), b"two".to_vec().into());
-        let s = write_output(&layout, &files, None).unwrap();
+        let s = write_output(&layout, &files, None, Known::default()).unwrap();
         assert_eq!((s.written, s.unchanged), (1, 2));
         assert_eq!(
             fs::metadata(out.join("a/x.md"))
@@ -321,13 +352,13 @@ mod tests {
         fs::write(out.join("main.rs"), "fn main(){}").unwrap();
         let files = Files::from([(LOCK_FILE.to_string(), b"{}".to_vec().into())]);
         assert!(matches!(
-            write_output(&Layout::new(&out, None), &files, None),
+            write_output(&Layout::new(&out, None), &files, None, Known::default()),
             Err(BuildError::ForeignOutput { .. })
         ));
         assert!(out.join("main.rs").exists());
         // A build killed mid-swap left only the old folder aside.
         let out2 = dir.path().join("o2");
-        write_output(&Layout::new(&out2, None), &files, None).unwrap();
+        write_output(&Layout::new(&out2, None), &files, None, Known::default()).unwrap();
         fs::rename(&out2, swap::sibling(&out2, "old")).unwrap();
         recover(&out2).unwrap();
         assert!(out2.join(LOCK_FILE).exists());

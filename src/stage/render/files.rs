@@ -134,8 +134,47 @@ pub fn documents_json(ctx: &Ctx, w: &mut dyn Write) -> io::Result<()> {
             )
         })
         .collect();
-    serde_json::to_writer_pretty(&mut *w, &map).map_err(io::Error::other)?;
+    pretty_map(&map, w)?;
     w.write_all(b"\n")
+}
+
+/// `map` as `serde_json::to_writer_pretty` writes it, with its entries made in parallel (a
+/// window at a time): each entry is the inside of a one-entry map, at the same indentation.
+fn pretty_map<V: Serialize + Sync>(map: &BTreeMap<&str, V>, w: &mut dyn Write) -> io::Result<()> {
+    use rayon::prelude::*;
+    const PIECE: usize = 512;
+    if map.is_empty() {
+        return w.write_all(b"{}");
+    }
+    let entries: Vec<(&&str, &V)> = map.iter().collect();
+    w.write_all(b"{\n")?;
+    let mut first = true;
+    for window in entries.chunks(PIECE * 2 * rayon::current_num_threads()) {
+        let pieces: Vec<Vec<u8>> = window
+            .par_chunks(PIECE)
+            .map(|piece| {
+                let mut buf = Vec::new();
+                for (i, (k, v)) in piece.iter().enumerate() {
+                    let one = serde_json::to_vec_pretty(&BTreeMap::from([(**k, *v)]))
+                        .map_err(io::Error::other)?;
+                    if i > 0 {
+                        buf.extend_from_slice(b",\n");
+                    }
+                    // "{\n" + the entry + "\n}": the entry alone.
+                    buf.extend_from_slice(&one[2..one.len() - 2]);
+                }
+                Ok(buf)
+            })
+            .collect::<io::Result<_>>()?;
+        for p in pieces {
+            if !first {
+                w.write_all(b",\n")?;
+            }
+            first = false;
+            w.write_all(&p)?;
+        }
+    }
+    w.write_all(b"\n}")
 }
 
 /// Reads `documents.json` back, in id order.
@@ -299,4 +338,42 @@ pub fn decode_vectors(bytes: &[u8]) -> Result<DocVectors, String> {
         owner,
         truncated: Vec::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize)]
+    struct Row {
+        title: String,
+        tags: Vec<String>,
+        none: Vec<u8>,
+        note: Option<&'static str>,
+    }
+
+    #[test]
+    fn parallel_pretty_map_writes_what_serde_writes() {
+        for n in [0usize, 1, 3, 513, 9000] {
+            let rows: Vec<(String, Row)> = (0..n)
+                .map(|i| {
+                    let row = Row {
+                        title: format!("Title \"{i}\"\n\tline"),
+                        tags: (0..i % 3).map(|t| format!("t{t}")).collect(),
+                        none: Vec::new(),
+                        note: (i % 2 == 0).then_some("é ✓"),
+                    };
+                    (format!("doc-{i:05}"), row)
+                })
+                .collect();
+            let map: BTreeMap<&str, &Row> = rows.iter().map(|(k, v)| (k.as_str(), v)).collect();
+            let mut ours = Vec::new();
+            pretty_map(&map, &mut ours).unwrap();
+            assert_eq!(
+                String::from_utf8(ours).unwrap(),
+                serde_json::to_string_pretty(&map).unwrap(),
+                "{n} entries"
+            );
+        }
+    }
 }

@@ -1,0 +1,84 @@
+//! The tree step of a build: the previous tree updated in place (a warm start) when it can be,
+//! with the summaries of every level through the memo; otherwise the level loop from scratch.
+
+use super::backends::Backends;
+use super::build::{BuildOptions, TreeMode};
+use crate::db::exec::Executor;
+use crate::error::BuildError;
+use crate::ingest::Document;
+use crate::llm::Card;
+use crate::matrix::Matrix;
+use crate::progress::Progress;
+use crate::stage::hierarchy::{HierarchyInput, build_tree};
+use crate::stage::incremental::{Snapshot, warm_start};
+use crate::stage::summarize::summarize_nodes;
+use crate::tree::Tree;
+
+/// Warm start from the previous tree when possible; otherwise the level loop from scratch.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn make_tree(
+    opts: &BuildOptions,
+    backends: &Backends,
+    docs: &[Document],
+    cards: &[Card],
+    doc_vectors: &Matrix,
+    prev: Result<Snapshot, String>,
+    exec: &mut Executor,
+    progress: &Progress,
+) -> Result<(Tree, TreeMode), BuildError> {
+    let cfg = &opts.loaded.config;
+    let reason = match prev.and_then(|s| warm_start(&s, docs, doc_vectors, cfg, backends.kmeans()))
+    {
+        Ok((mut tree, stats)) => {
+            let mut order: Vec<usize> = (0..tree.nodes.len()).collect();
+            order.sort_by_key(|&i| tree.nodes[i].level);
+            for level in 1..=tree.levels {
+                let nodes: Vec<usize> = order
+                    .iter()
+                    .copied()
+                    .filter(|&i| tree.nodes[i].level == level)
+                    .collect();
+                summarize_nodes(
+                    &mut tree,
+                    &nodes,
+                    &nodes,
+                    docs,
+                    cards,
+                    backends.llm.as_ref(),
+                    exec,
+                )?;
+            }
+            progress.status(
+                "Updated",
+                &format!(
+                    "tree: {} added, {} deleted, {} split, {} merged",
+                    stats.added, stats.deleted, stats.split, stats.merged
+                ),
+            );
+            return Ok((tree, TreeMode::Warm(stats)));
+        }
+        Err(reason) => reason,
+    };
+    progress.status("Clustering", &format!("from scratch ({reason})"));
+    let input = HierarchyInput {
+        docs,
+        cards,
+        doc_vectors,
+        config: cfg,
+        llm: backends.llm.as_ref(),
+        embedder: backends.embedder.as_ref(),
+        kmeans: backends.kmeans(),
+    };
+    let (tree, stats) = build_tree(&input, exec, |level, n| {
+        progress.status("Clustered", &format!("level {level}: {n} groups"));
+    })?;
+    progress.status(
+        "Tree",
+        &format!(
+            "K-Means {:.2}s, summaries {:.2}s, re-embedding {:.2}s",
+            stats.cluster_secs, stats.summarize_secs, stats.reembed_secs
+        ),
+    );
+    progress.status("K-Means", &format!("ran on {}", backends.kmeans_used()));
+    Ok((tree, TreeMode::Full { reason }))
+}
