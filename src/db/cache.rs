@@ -130,6 +130,11 @@ impl Memo {
         })
     }
 
+    /// Where the memo is (`:memory:` for a throwaway one).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     fn sql(&self, source: rusqlite::Error) -> CacheError {
         CacheError::Sql {
             path: self.path.clone(),

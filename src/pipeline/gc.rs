@@ -1,6 +1,6 @@
 //! Memo garbage collection: keeps the entries that the last build of each still-existing output
 //! used (its key slots) and the answers of batches still on record, and drops the records of
-//! outputs that are gone.
+//! outputs that are gone, with their stat index and record of used results.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -16,6 +16,11 @@ pub fn collect(memo: &Memo) -> Result<u64, CacheError> {
         if !Path::new(out).join(crate::format::LOCK_FILE).is_file() {
             memo.delete_record(&name)?;
             memo.delete_record(&format!("tree:{out}"))?;
+            // Its files beside the memo go too (the record of used results is the large one).
+            for (kind, ext) in [("stat", "index"), ("used", "bin")] {
+                let file = crate::db::cache::beside_memo(memo.path(), Path::new(out), kind, ext);
+                let _ = std::fs::remove_file(file);
+            }
             continue;
         }
         let Some(bytes) = memo.record(&name)? else {

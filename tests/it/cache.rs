@@ -23,16 +23,30 @@ fn gc_keeps_live_entries_and_clean_removes_the_memo() {
     .unwrap();
     ok(d, &["build", "c", "--out", "b", "-q"]);
     assert_eq!(stats(d)["stages"]["card"]["entries"], 41);
+    // Each output has its record of used results beside the memo.
+    let records = || {
+        std::fs::read_dir(d.join("cache"))
+            .unwrap()
+            .filter(|e| {
+                let name = e.as_ref().unwrap().file_name();
+                let name = name.to_string_lossy();
+                name.starts_with("used-") && name.ends_with(".bin")
+            })
+            .count()
+    };
+    assert_eq!(records(), 2);
     std::fs::remove_dir_all(d.join("b")).unwrap();
     // Edit again: the next build of `a` needs one new card.
     std::fs::write(d.join("c/doc-00000.md"), "# Tapir two\n\nStill tapirs.\n").unwrap();
     ok(d, &["cache", "gc", "c"]);
-    // Output `a` still uses its 40 cards; the card only `b` used is gone.
+    // Output `a` still uses its 40 cards; the card only `b` used is gone, with b's record.
     assert_eq!(stats(d)["stages"]["card"]["entries"], 40);
+    assert_eq!(records(), 1);
     let r: serde_json::Value =
         serde_json::from_str(&ok(d, &["build", "c", "--out", "a", "-q", "--json"])).unwrap();
     assert_eq!(r["stages"]["card"]["computed"], 1, "{r}");
     ok(d, &["clean", "c", "--out", "a", "--cache"]);
     assert!(!d.join("a").exists());
     assert!(!d.join("cache/c2s.sqlite").exists());
+    assert_eq!(records(), 0, "clean --cache removes the output's record");
 }
