@@ -211,7 +211,11 @@ impl Memo {
                     "INSERT OR REPLACE INTO memo (key, stage, value) VALUES (?1, ?2, ?3)",
                 )
                 .map_err(|e| self.sql(e))?;
-            for (k, v) in entries {
+            // In key order: the B-tree is then filled page by page (a fresh clone seeds every
+            // result of its state file at once), not at random places.
+            let mut sorted: Vec<&(Key, Vec<u8>)> = entries.iter().collect();
+            sorted.sort_unstable_by_key(|e| e.0);
+            for (k, v) in sorted {
                 stmt.execute(params![&k[..], stage, v])
                     .map_err(|e| self.sql(e))?;
             }
