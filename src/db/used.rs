@@ -16,6 +16,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::cache::Key;
+use crate::hash::Hashing;
 
 const MAGIC: &[u8] = b"c2s-used 1\n";
 /// Bytes of one index row: key, offset, length.
@@ -123,13 +124,7 @@ pub fn write<'a>(
     let tmp = path.with_extension("bin.tmp");
     let file = std::fs::File::create(&tmp)?;
     // Buffered before the hasher, so that it hashes large pieces (with SIMD), not each field.
-    let mut w = BufWriter::with_capacity(
-        1 << 20,
-        Hashing {
-            inner: file,
-            hasher: blake3::Hasher::new(),
-        },
-    );
+    let mut w = BufWriter::with_capacity(1 << 20, Hashing::new(file));
     w.write_all(MAGIC)?;
     w.write_all(&(rows.len() as u64).to_le_bytes())?;
     let mut off = 0u64;
@@ -142,27 +137,12 @@ pub fn write<'a>(
     for (_, value) in &rows {
         w.write_all(value)?;
     }
-    let Hashing { mut inner, hasher } = w.into_inner().map_err(|e| e.into_error())?;
+    let Hashing {
+        mut inner, hasher, ..
+    } = w.into_inner().map_err(|e| e.into_error())?;
     inner.write_all(hasher.finalize().as_bytes())?;
     drop(inner);
     std::fs::rename(&tmp, path)
-}
-
-/// A writer that hashes what goes through it.
-struct Hashing<W> {
-    inner: W,
-    hasher: blake3::Hasher,
-}
-
-impl<W: Write> Write for Hashing<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.hasher.update(&buf[..n]);
-        Ok(n)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
 }
 
 #[cfg(test)]

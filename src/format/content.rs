@@ -9,6 +9,8 @@ use std::fs;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
+use crate::hash::Hashing;
+
 /// Writes lazy content into any sink.
 type Writer<'a> = dyn Fn(&mut dyn Write) -> io::Result<()> + Send + Sync + 'a;
 
@@ -41,10 +43,7 @@ impl<'a> Content<'a> {
         match self {
             Content::Bytes(b) => (blake3::hash(b), b.len() as u64),
             Content::Lazy(f) => {
-                let mut sink = Counting {
-                    hasher: blake3::Hasher::new(),
-                    len: 0,
-                };
+                let mut sink = Hashing::new(io::sink());
                 // Hashed in large pieces: blake3 hashes a 64 KiB piece with SIMD across its
                 // chunks, while the writers emit a few bytes per call.
                 let mut w = io::BufWriter::with_capacity(1 << 16, &mut sink);
@@ -69,23 +68,6 @@ impl<'a> Content<'a> {
     }
 }
 
-/// A sink that hashes and counts what goes through it.
-struct Counting {
-    hasher: blake3::Hasher,
-    len: u64,
-}
-
-impl Write for Counting {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.hasher.update(buf);
-        self.len += buf.len() as u64;
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 impl From<Vec<u8>> for Content<'_> {
     fn from(b: Vec<u8>) -> Self {
         Content::Bytes(b)
@@ -99,6 +81,42 @@ impl std::fmt::Debug for Content<'_> {
             Content::Lazy(_) => f.write_str("Lazy"),
         }
     }
+}
+
+/// Writes one record per item of `items` into `w`, `sep` between two records, in order. The
+/// records are made in parallel by `record`, a window of pieces of `piece` items at a time (so
+/// at most a window is held beside the output): the same bytes as made one after the other.
+pub fn write_records<T: Sync>(
+    w: &mut dyn Write,
+    items: &[T],
+    piece: usize,
+    sep: &[u8],
+    record: impl Fn(&T, &mut Vec<u8>) -> io::Result<()> + Sync,
+) -> io::Result<()> {
+    use rayon::prelude::*;
+    let window = piece * 2 * rayon::current_num_threads();
+    for (n, chunk) in items.chunks(window).enumerate() {
+        let pieces: Vec<Vec<u8>> = chunk
+            .par_chunks(piece)
+            .map(|p| {
+                let mut buf = Vec::new();
+                for (i, x) in p.iter().enumerate() {
+                    if i > 0 {
+                        buf.extend_from_slice(sep);
+                    }
+                    record(x, &mut buf)?;
+                }
+                Ok(buf)
+            })
+            .collect::<io::Result<_>>()?;
+        for (i, p) in pieces.iter().enumerate() {
+            if n > 0 || i > 0 {
+                w.write_all(sep)?;
+            }
+            w.write_all(p)?;
+        }
+    }
+    Ok(())
 }
 
 /// Every file of an output: relative `/`-separated path → content.

@@ -13,7 +13,6 @@
 //! The file is data: it is parsed, never run, and a build takes from it only the results whose
 //! key it asks for.
 
-use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 
@@ -70,25 +69,8 @@ pub fn write(
     let mut order: Vec<&Entry> = entries.iter().collect();
     order.sort_by(|a, b| (&a.stage, a.key).cmp(&(&b.stage, b.key)));
     order.dedup_by(|a, b| a.stage == b.stage && a.key == b.key);
-    // The lines are made in parallel, a window of pieces at a time (so at most a window is held
-    // beside the output), and written in order: the same bytes as one after the other.
-    const PIECE: usize = 2048;
-    for window in order.chunks(PIECE * 2 * rayon::current_num_threads()) {
-        let pieces: Vec<Vec<u8>> = window
-            .par_chunks(PIECE)
-            .map(|piece| {
-                let mut buf = Vec::with_capacity(piece.len() * 256);
-                for e in piece {
-                    entry_line(&mut buf, e)?;
-                }
-                Ok(buf)
-            })
-            .collect::<io::Result<_>>()?;
-        for p in pieces {
-            w.write_all(&p)?;
-        }
-    }
-    Ok(())
+    // In parallel, the same bytes as one line after the other.
+    crate::format::content::write_records(w, &order, 2048, b"", |e, buf| entry_line(buf, e))
 }
 
 /// One result's line.

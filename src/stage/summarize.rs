@@ -248,13 +248,14 @@ pub fn summarize_nodes(
 ) -> Result<(), BuildError> {
     use rayon::prelude::*;
     let reads_marks = llm.reads_marks();
-    let tree_ref: &Tree = tree;
+    // Read-only until the results are stored.
+    let shared: &Tree = tree;
     // Every node's input is made to compute its key (most are then found in the memo): in
     // parallel, since a warm build makes them for every node of every level.
     let mut inputs: Vec<NodeInput> = nodes
         .par_iter()
         .map(|&i| {
-            let tree = tree_ref;
+            let tree = shared;
             let input = cluster_input(tree, i, docs, cards);
             let members: Vec<&str> = if input.leaf {
                 tree.nodes[i].docs[..input.items.len()]
@@ -273,7 +274,7 @@ pub fn summarize_nodes(
         let others: Vec<ClusterInput> = level
             .par_iter()
             .filter(|i| !chosen.contains(i))
-            .map(|&i| cluster_input(tree_ref, i, docs, cards))
+            .map(|&i| cluster_input(shared, i, docs, cards))
             .collect();
         let all: Vec<&ClusterInput> = inputs.iter().map(|x| &x.1).chain(&others).collect();
         let avoid = level_avoid(&all, cards);
@@ -299,7 +300,6 @@ pub fn summarize_nodes(
         },
     );
     let leaves: Vec<&NodeInput> = inputs.iter().filter(|x| x.1.leaf).collect();
-    let tree_now: &Tree = tree;
     let leaf_tags: Result<Vec<Maybe<Json<Tags>>>, BuildError> = exec.run(
         "tags",
         &leaves,
@@ -310,7 +310,7 @@ pub fn summarize_nodes(
         },
         |(subject, input, _, node)| {
             // Names only where they are read: the extractive tags, or a model's fallback to them.
-            let full = || with_names(input, tree_now, *node, docs);
+            let full = || with_names(input, shared, *node, docs);
             let tags = if reads_marks {
                 llm.tags(&full())
             } else {

@@ -141,39 +141,18 @@ pub fn documents_json(ctx: &Ctx, w: &mut dyn Write) -> io::Result<()> {
 /// `map` as `serde_json::to_writer_pretty` writes it, with its entries made in parallel (a
 /// window at a time): each entry is the inside of a one-entry map, at the same indentation.
 fn pretty_map<V: Serialize + Sync>(map: &BTreeMap<&str, V>, w: &mut dyn Write) -> io::Result<()> {
-    use rayon::prelude::*;
-    const PIECE: usize = 512;
     if map.is_empty() {
         return w.write_all(b"{}");
     }
     let entries: Vec<(&&str, &V)> = map.iter().collect();
     w.write_all(b"{\n")?;
-    let mut first = true;
-    for window in entries.chunks(PIECE * 2 * rayon::current_num_threads()) {
-        let pieces: Vec<Vec<u8>> = window
-            .par_chunks(PIECE)
-            .map(|piece| {
-                let mut buf = Vec::new();
-                for (i, (k, v)) in piece.iter().enumerate() {
-                    let one = serde_json::to_vec_pretty(&BTreeMap::from([(**k, *v)]))
-                        .map_err(io::Error::other)?;
-                    if i > 0 {
-                        buf.extend_from_slice(b",\n");
-                    }
-                    // "{\n" + the entry + "\n}": the entry alone.
-                    buf.extend_from_slice(&one[2..one.len() - 2]);
-                }
-                Ok(buf)
-            })
-            .collect::<io::Result<_>>()?;
-        for p in pieces {
-            if !first {
-                w.write_all(b",\n")?;
-            }
-            first = false;
-            w.write_all(&p)?;
-        }
-    }
+    crate::format::content::write_records(w, &entries, 512, b",\n", |(k, v), buf| {
+        let one =
+            serde_json::to_vec_pretty(&BTreeMap::from([(**k, *v)])).map_err(io::Error::other)?;
+        // "{\n" + the entry + "\n}": the entry alone.
+        buf.extend_from_slice(&one[2..one.len() - 2]);
+        Ok(())
+    })?;
     w.write_all(b"\n}")
 }
 
