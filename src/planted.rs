@@ -132,6 +132,15 @@ fn may_flag(text: &str) -> bool {
     whole_text_rules().is_match(text)
 }
 
+/// The rule called `name` (how a flag read back from a record names its rule).
+pub fn rule_named(name: &str) -> Option<&'static str> {
+    RULES
+        .iter()
+        .map(|(r, _)| *r)
+        .chain([CONTINUES])
+        .find(|r| *r == name)
+}
+
 /// The rule a sentence breaks, if any.
 pub fn check_sentence(sentence: &str) -> Option<&'static str> {
     let (set, negation) = rules();
@@ -309,6 +318,14 @@ fn strip_comments(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_rule_a_flag_can_name_is_found_by_its_name() {
+        for rule in RULES.iter().map(|(r, _)| *r).chain([CONTINUES]) {
+            assert_eq!(rule_named(rule), Some(rule));
+        }
+        assert_eq!(rule_named("no such rule"), None);
+    }
 
     #[test]
     fn the_whole_text_pass_flags_what_the_sentence_pass_flags() {

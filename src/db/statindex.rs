@@ -101,6 +101,13 @@ impl OnDisk {
         OnDisk(known.collect())
     }
 
+    /// The hash of the bytes of the file whose lock path is `key`, if `stat` is its recorded
+    /// (and trusted) stat.
+    pub fn known(&self, key: &str, stat: &Stat) -> Option<&str> {
+        let (recorded, hash) = self.0.get(key)?;
+        (recorded == stat).then_some(hash.as_str())
+    }
+
     /// The hash of the bytes of the file at `path` (whose lock path is `key`), if its stat now
     /// is the recorded one; None when it moved, is gone or was never known.
     pub fn hash(&self, key: &str, path: &Path) -> Option<&str> {

@@ -2,6 +2,7 @@
 //! the readers (`serve`, `publish`, `check`): its layout and file names, the lock (`c2s.lock`),
 //! the rendered files handed to the writer, and the skill platforms' limits.
 
+mod codec;
 pub mod content;
 pub mod layout;
 pub mod limits;

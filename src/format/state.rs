@@ -19,6 +19,8 @@ use std::io::{self, Write};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::codec::{base64_into, dense, hex_into, sparse, unbase64, unhex};
+
 /// The state file at the output root.
 pub const STATE_FILE: &str = "state.jsonl";
 
@@ -73,39 +75,78 @@ pub fn write(
     crate::format::content::write_records(w, &order, 2048, b"", |e, buf| entry_line(buf, e))
 }
 
-/// One result's line.
+/// One result's line, written straight into `w` (a line per result makes the state file
+/// large: no allocation per field).
 fn entry_line(w: &mut Vec<u8>, e: &Entry) -> io::Result<()> {
-    let stage = serde_json::to_string(&e.stage)?;
-    let key = hex(&e.key);
+    w.extend_from_slice(b"{\"stage\":");
+    json_str(w, &e.stage)?;
+    w.extend_from_slice(b",\"key\":\"");
+    hex_into(w, &e.key);
     match e.form {
         Form::Json => {
             // Memo JSON is compact, on one line, as it is; anything else is re-encoded.
-            let compact;
-            let value: &[u8] = if e.value.contains(&b'\n') {
+            w.extend_from_slice(b"\",\"json\":");
+            if e.value.contains(&b'\n') {
                 let v: Value = serde_json::from_slice(&e.value).map_err(io::Error::other)?;
-                compact = serde_json::to_vec(&v)?;
-                &compact
+                serde_json::to_writer(&mut *w, &v)?;
             } else {
-                &e.value
-            };
-            write!(w, "{{\"stage\":{stage},\"key\":\"{key}\",\"json\":")?;
-            w.write_all(value)?;
-            writeln!(w, "}}")
+                w.extend_from_slice(&e.value);
+            }
         }
         Form::F32 => match sparse(&e.value) {
             // Mostly zeros (the hashed embedder's vectors): only the others, by index.
-            Some(z) => writeln!(
-                w,
-                "{{\"stage\":{stage},\"key\":\"{key}\",\"f32z\":\"{}\"}}",
-                base64(&z)
-            ),
-            None => writeln!(
-                w,
-                "{{\"stage\":{stage},\"key\":\"{key}\",\"f32\":\"{}\"}}",
-                base64(&e.value)
-            ),
+            Some(z) => {
+                w.extend_from_slice(b"\",\"f32z\":\"");
+                base64_into(w, &z);
+                w.push(b'"');
+            }
+            None => {
+                w.extend_from_slice(b"\",\"f32\":\"");
+                base64_into(w, &e.value);
+                w.push(b'"');
+            }
         },
     }
+    w.extend_from_slice(b"}\n");
+    Ok(())
+}
+
+/// `s` as a JSON string: as it is when nothing in it needs escaping.
+fn json_str(w: &mut Vec<u8>, s: &str) -> io::Result<()> {
+    if s.bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+    {
+        w.push(b'"');
+        w.extend_from_slice(s.as_bytes());
+        w.push(b'"');
+        Ok(())
+    } else {
+        serde_json::to_writer(w, s).map_err(io::Error::other)
+    }
+}
+
+/// The head of the state file at `path`: its header and document lines, up to the first result
+/// (what a build without `results` reads).
+pub fn read_head(path: &std::path::Path) -> io::Result<Vec<u8>> {
+    use std::io::BufRead;
+    let mut r = io::BufReader::with_capacity(1 << 20, std::fs::File::open(path)?);
+    let mut head = Vec::new();
+    loop {
+        let at = head.len();
+        if r.read_until(b'\n', &mut head)? == 0 || head[at..].starts_with(b"{\"stage\"") {
+            head.truncate(at);
+            return Ok(head);
+        }
+    }
+}
+
+/// A document line, read without building a JSON tree.
+#[derive(Deserialize)]
+struct DocLine<'a> {
+    #[serde(borrow)]
+    doc: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    hash: std::borrow::Cow<'a, str>,
 }
 
 /// Reads a state file (with `results`, its results too; without, it stops after the
@@ -128,6 +169,14 @@ pub fn read(bytes: &[u8], results: bool) -> Result<State, String> {
     };
     for (i, line) in lines {
         let at = |what: String| format!("line {}: {what}", i + 1);
+        if line.starts_with("{\"doc\"")
+            && let Ok(d) = serde_json::from_str::<DocLine>(line)
+        {
+            state
+                .doc_hashes
+                .insert(d.doc.into_owned(), d.hash.into_owned());
+            continue;
+        }
         let v: Value = serde_json::from_str(line).map_err(|e| at(format!("not JSON ({e})")))?;
         let field = |name: &str| v.get(name).and_then(Value::as_str);
         if let (Some(doc), Some(hash)) = (field("doc"), field("hash")) {
@@ -160,125 +209,73 @@ pub fn read(bytes: &[u8], results: bool) -> Result<State, String> {
     Ok(state)
 }
 
-/// A vector of f32 bytes with at most a third of its values non-zero, as its length (u32) and
-/// (index u16, value f32) pairs, all little-endian; `None` when that would not be smaller.
-fn sparse(bytes: &[u8]) -> Option<Vec<u8>> {
-    let n = bytes.len() / 4;
-    if n > u16::MAX as usize {
-        return None;
-    }
-    let nonzero: Vec<(usize, &[u8])> = bytes
-        .chunks_exact(4)
-        .enumerate()
-        .filter(|(_, c)| *c != [0u8; 4])
-        .collect();
-    if 3 * nonzero.len() > n {
-        return None;
-    }
-    let mut out = (n as u32).to_le_bytes().to_vec();
-    for (i, c) in nonzero {
-        out.extend_from_slice(&(i as u16).to_le_bytes());
-        out.extend_from_slice(c);
-    }
-    Some(out)
-}
-
-/// The f32 bytes of a [`sparse`] vector; `None` when it is not one.
-fn dense(z: &[u8]) -> Option<Vec<u8>> {
-    let n = u32::from_le_bytes(z.get(..4)?.try_into().ok()?) as usize;
-    let pairs = &z[4..];
-    if n > u16::MAX as usize || !pairs.len().is_multiple_of(6) {
-        return None;
-    }
-    let mut out = vec![0u8; n * 4];
-    for p in pairs.chunks_exact(6) {
-        let i = u16::from_le_bytes([p[0], p[1]]) as usize;
-        out.get_mut(i * 4..i * 4 + 4)?.copy_from_slice(&p[2..6]);
-    }
-    Some(out)
-}
-
-fn hex(key: &Key) -> String {
-    key.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(s: &str) -> Option<Key> {
-    if s.len() != 64 || !s.is_ascii() {
-        return None;
-    }
-    let mut key = [0u8; 32];
-    for (i, k) in key.iter_mut().enumerate() {
-        *k = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).ok()?;
-    }
-    Some(key)
-}
-
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/// Standard base64 with padding.
-fn base64(bytes: &[u8]) -> String {
-    let mut s = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for c in bytes.chunks(3) {
-        let n = (c[0] as u32) << 16
-            | (*c.get(1).unwrap_or(&0) as u32) << 8
-            | *c.get(2).unwrap_or(&0) as u32;
-        for (j, shift) in [18, 12, 6, 0].into_iter().enumerate() {
-            if j <= c.len() {
-                s.push(B64[(n >> shift & 63) as usize] as char);
-            } else {
-                s.push('=');
-            }
-        }
-    }
-    s
-}
-
-fn unbase64(s: &str) -> Option<Vec<u8>> {
-    let s = s.as_bytes();
-    if !s.len().is_multiple_of(4) {
-        return None;
-    }
-    let mut out = Vec::with_capacity(s.len() / 4 * 3);
-    for c in s.chunks(4) {
-        let mut n = 0u32;
-        let mut pad = 0;
-        for (j, &ch) in c.iter().enumerate() {
-            let v = match ch {
-                b'A'..=b'Z' => ch - b'A',
-                b'a'..=b'z' => ch - b'a' + 26,
-                b'0'..=b'9' => ch - b'0' + 52,
-                b'+' => 62,
-                b'/' => 63,
-                b'=' if j >= 2 => {
-                    pad += 1;
-                    0
-                }
-                _ => return None,
-            };
-            if pad > 0 && ch != b'=' {
-                return None;
-            }
-            n = n << 6 | v as u32;
-        }
-        let three = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        out.extend_from_slice(&three[..3 - pad]);
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::codec::base64;
     use super::*;
 
-    #[test]
-    fn base64_roundtrips() {
-        for len in 0..10 {
-            let bytes: Vec<u8> = (0..len).map(|i| (i * 37 + 5) as u8).collect();
-            assert_eq!(unbase64(&base64(&bytes)).unwrap(), bytes);
+    /// A result's line as serde_json and `format!` write it (how lines were first written).
+    fn reference_line(e: &Entry) -> String {
+        let stage = serde_json::to_string(&e.stage).unwrap();
+        let key: String = e.key.iter().map(|b| format!("{b:02x}")).collect();
+        match e.form {
+            Form::Json => {
+                // Memo JSON on one line is kept as it is (its escapes too).
+                let json = if e.value.contains(&b'\n') {
+                    let v: Value = serde_json::from_slice(&e.value).unwrap();
+                    serde_json::to_string(&v).unwrap()
+                } else {
+                    String::from_utf8(e.value.clone()).unwrap()
+                };
+                format!("{{\"stage\":{stage},\"key\":\"{key}\",\"json\":{json}}}\n")
+            }
+            Form::F32 => {
+                let (field, bytes) = match sparse(&e.value) {
+                    Some(z) => ("f32z", z),
+                    None => ("f32", e.value.clone()),
+                };
+                let b64 = base64(&bytes);
+                format!("{{\"stage\":{stage},\"key\":\"{key}\",\"{field}\":\"{b64}\"}}\n")
+            }
         }
-        assert_eq!(base64(b"Man"), "TWFu");
-        assert_eq!(base64(b"Ma"), "TWE=");
-        assert!(unbase64("TW=u").is_none());
+    }
+
+    #[test]
+    fn result_lines_are_the_bytes_serde_json_writes() {
+        let f32s = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let mut sparse_vec = vec![0.0f32; 64];
+        sparse_vec[3] = 0.5;
+        let entries = [
+            (
+                "card",
+                Form::Json,
+                br#"{"title":"A \"quoted\" \u00e9t\u00e9","phrases":["x"]}"#.to_vec(),
+            ),
+            (
+                "summary",
+                Form::Json,
+                b"{\n  \"text\": \"pretty\"\n}".to_vec(),
+            ),
+            ("embed", Form::F32, f32s(&[0.25, -1.5, 3.0, 0.125, 7.0])),
+            ("embed", Form::F32, f32s(&sparse_vec)),
+            ("embed", Form::F32, f32s(&[1.0, 2.0])),
+            ("st\"age", Form::Json, b"1".to_vec()),
+        ];
+        for (n, (stage, form, value)) in entries.into_iter().enumerate() {
+            let e = Entry {
+                stage: stage.into(),
+                key: [n as u8 * 37; 32],
+                form,
+                value,
+            };
+            let mut line = Vec::new();
+            entry_line(&mut line, &e).unwrap();
+            assert_eq!(
+                String::from_utf8(line).unwrap(),
+                reference_line(&e),
+                "{stage}"
+            );
+        }
     }
 
     #[test]

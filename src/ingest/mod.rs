@@ -3,6 +3,7 @@
 mod formats;
 pub mod graph;
 mod ids;
+pub mod parsed;
 mod records;
 mod walk;
 
@@ -13,11 +14,13 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::db::statindex::Stat;
+use crate::db::cache::Key;
+use crate::db::statindex::{OnDisk, Stat};
 use crate::diag::Diagnostics;
 use crate::error::BuildError;
 use crate::ingest::graph::{Graph, SourceBytes};
 pub use formats::{Format, RawRecord};
+pub use parsed::ParsedCache;
 use records::{Location, Scan, add_document};
 use walk::{Candidate, Globs, collect_files};
 
@@ -91,6 +94,8 @@ pub struct Corpus {
     pub sources: Vec<SourceFile>,
     /// Files skipped because c2s does not read their type, by extension.
     pub unsupported: HashMap<String, usize>,
+    /// Source files read and parsed (the others came from the parsed-source record).
+    pub read: usize,
 }
 
 /// What to read and what to leave out.
@@ -128,6 +133,30 @@ impl<'a> IngestOptions<'a> {
     }
 }
 
+/// The files a walk of the corpus found, with their stats and the walk's warnings (the
+/// examination's walk, handed to the build that follows it).
+pub struct Walk {
+    files: Vec<Candidate>,
+    warnings: Diagnostics,
+}
+
+/// Walks the corpus paths and stats every file (a corpus path that does not exist is an error).
+pub fn walk(opts: &IngestOptions) -> Result<Walk, BuildError> {
+    let include = Globs::new("include", opts.include)?;
+    let exclude = Globs::new("exclude", opts.exclude)?;
+    let mut warnings = Diagnostics::default();
+    let files = collect_files(opts, &include, &exclude, &mut warnings, true)?;
+    Ok(Walk { files, warnings })
+}
+
+/// What a build knows of the sources before it reads them: the examination's walk, the hashes
+/// of the files whose stat the stat index trusts, and the sources the last build parsed.
+pub struct Prior<'a> {
+    pub walk: Walk,
+    pub sources: &'a OnDisk,
+    pub parsed: ParsedCache,
+}
+
 /// Reads every corpus path into documents through the query graph. Bad input becomes warnings;
 /// an empty corpus is an error.
 pub fn ingest(
@@ -135,48 +164,134 @@ pub fn ingest(
     graph: &mut Graph,
     diags: &mut Diagnostics,
 ) -> Result<Corpus, BuildError> {
-    let include = Globs::new("include", opts.include)?;
-    let exclude = Globs::new("exclude", opts.exclude)?;
-    let files = collect_files(opts, &include, &exclude, diags, false)?;
+    ingest_with(opts, graph, diags, None)
+}
+
+/// One source, as the build got it: from the parsed-source record, or read now (with the key
+/// its parse is recorded under, when it was read whole).
+enum Got {
+    Recorded(Key, parsed::Entry),
+    Read(SourceBytes, Option<Key>),
+}
+
+/// [`ingest`], with what the build knows beforehand: a source whose stat the stat index trusts
+/// and whose parse the record holds is neither read nor parsed. The parses of the others are
+/// recorded for the next build. Either way, the same documents and warnings.
+pub fn ingest_with(
+    opts: &IngestOptions,
+    graph: &mut Graph,
+    diags: &mut Diagnostics,
+    prior: Option<Prior>,
+) -> Result<Corpus, BuildError> {
+    let (files, known, cache) = match prior {
+        Some(p) => {
+            diags.warnings.extend(p.walk.warnings.warnings);
+            (p.walk.files, Some(p.sources), Some(p.parsed))
+        }
+        None => {
+            let include = Globs::new("include", opts.include)?;
+            let exclude = Globs::new("exclude", opts.exclude)?;
+            (
+                collect_files(opts, &include, &exclude, diags, false)?,
+                None,
+                None,
+            )
+        }
+    };
     let supported: Vec<&Candidate> = files.iter().filter(|c| c.format.is_some()).collect();
-    let loaded: Vec<(SourceBytes, (String, Option<Stat>), Diagnostics)> = supported
+    let loaded: Vec<(Got, (String, Option<Stat>), Diagnostics)> = supported
         .par_iter()
         .map(|c| {
+            let format = c.format.expect("supported");
+            let stat = c.stat.as_ref().and_then(|s| s.as_ref().ok());
+            let recorded = known.zip(cache.as_ref()).zip(stat).and_then(|((k, p), s)| {
+                let hash = k.known(&c.display, s)?;
+                let key = parsed::key(&c.display, format, hash, opts.max_file_bytes);
+                Some((key, p.get(&key)?, hash.to_string()))
+            });
+            if let Some((key, entry, hash)) = recorded {
+                return (
+                    Got::Recorded(key, entry),
+                    (hash, stat.copied()),
+                    Diagnostics::default(),
+                );
+            }
             let mut d = Diagnostics::default();
             let (bytes, hash, stat) = read_bytes(c, opts, &mut d);
-            let format = c.format.expect("supported");
-            (
-                SourceBytes {
-                    display: c.display.clone(),
-                    format,
-                    bytes,
-                },
-                (hash, stat),
-                d,
-            )
+            let key = (bytes.is_some() && cache.is_some())
+                .then(|| parsed::key(&c.display, format, &hash, opts.max_file_bytes));
+            let src = SourceBytes {
+                display: c.display.clone(),
+                format,
+                bytes,
+            };
+            (Got::Read(src, key), (hash, stat), d)
         })
         .collect();
     let mut corpus = Corpus::default();
-    let mut sources = Vec::with_capacity(loaded.len());
+    let mut got = Vec::with_capacity(loaded.len());
+    let mut to_parse = Vec::new();
     let mut load_warnings = Vec::with_capacity(loaded.len());
-    for (src, (hash, stat), d) in loaded {
+    for (g, (hash, stat), d) in loaded {
         corpus.sources.push(SourceFile {
-            path: src.display.clone(),
+            path: match &g {
+                Got::Recorded(..) => supported[got.len()].display.clone(),
+                Got::Read(src, _) => src.display.clone(),
+            },
             hash,
             stat,
         });
         load_warnings.push(d);
-        sources.push(src);
+        got.push(match g {
+            Got::Read(src, key) => {
+                to_parse.push(src);
+                Err(key)
+            }
+            Got::Recorded(key, entry) => Ok((key, entry)),
+        });
     }
-    let parsed = graph.parse_all(opts.max_file_bytes, sources);
+    corpus.read = to_parse.len();
+    let parsed_now = graph.parse_all(opts.max_file_bytes, to_parse);
     // What each record's text alone decides, in parallel; ids and duplicates follow in order.
-    let scans: Vec<Vec<Scan>> = parsed
+    let scans_now: Vec<Vec<Scan>> = parsed_now
         .par_iter()
         .map(|p| p.records.iter().map(|r| Scan::of(&r.text)).collect())
         .collect();
+    let mut now = parsed_now.into_iter().zip(scans_now);
+    let mut hits = Vec::new();
+    let mut fresh_keys = Vec::new();
+    let entries: Vec<(graph::Parsed, Vec<Scan>)> = got
+        .into_iter()
+        .enumerate()
+        .map(|(at, g)| match g {
+            Ok((key, e)) => {
+                hits.push(key);
+                (e.parsed, e.scans)
+            }
+            Err(key) => {
+                fresh_keys.extend(key.map(|k| (k, at)));
+                now.next().expect("one parse per source read")
+            }
+        })
+        .collect();
+    if let Some(cache) = cache {
+        let fresh: Vec<(Key, Vec<u8>)> = fresh_keys
+            .par_iter()
+            .map(|&(key, at)| (key, parsed::encode(&entries[at].0, &entries[at].1)))
+            .collect();
+        // Only a shortcut for the next build: a record that cannot be written costs time.
+        let file = display(cache.path(), &opts.display_base);
+        if let Err(e) = cache.save(&hits, &fresh) {
+            diags.warn(
+                file,
+                None,
+                format!("cannot keep the parsed sources ({e}); the next build reads every source"),
+            );
+        }
+    }
     let mut ids = ids::IdAllocator::default();
     let mut seen_text: HashMap<String, usize> = HashMap::new();
-    for (((c, p), d), scans) in supported.iter().zip(parsed).zip(load_warnings).zip(scans) {
+    for ((c, (p, scans)), d) in supported.iter().zip(entries).zip(load_warnings) {
         diags.warnings.extend(d.warnings);
         diags.warnings.extend(p.warnings);
         let multi = p.records.len() > 1 || p.records.iter().any(|r| r.line.is_some());
@@ -286,6 +401,12 @@ impl Content {
 /// Reads a candidate, and its stat taken before the read (so that a write racing the read
 /// changes the stat the next build sees).
 fn load(c: &Candidate, opts: &IngestOptions) -> (Content, Option<Stat>) {
+    // The walk's stat, when it took one: taken before this read all the same.
+    match &c.stat {
+        Some(Ok(s)) => return (read_capped(&c.path, s.size, opts), Some(*s)),
+        Some(Err(e)) => return (Content::Unreadable(e.clone()), None),
+        None => {}
+    }
     match std::fs::metadata(&c.path) {
         Err(e) => (Content::Unreadable(e.to_string()), None),
         Ok(m) => (read_capped(&c.path, m.len(), opts), Some(Stat::of(&m))),
@@ -323,22 +444,26 @@ impl Found {
     }
 }
 
-/// Every source file the build would read, stat'ed in parallel, without reading or parsing
-/// anything (what `c2s check` compares, stat first).
-pub fn find_sources(opts: &IngestOptions) -> Result<Vec<Found>, BuildError> {
-    let include = Globs::new("include", opts.include)?;
-    let exclude = Globs::new("exclude", opts.exclude)?;
-    let mut quiet = Diagnostics::default();
-    let files = collect_files(opts, &include, &exclude, &mut quiet, true)?;
-    Ok(files
-        .into_iter()
-        .filter(|c| c.format.is_some())
-        .map(|c| Found {
-            stat: c.stat.unwrap_or_else(|| Err("not stat'ed".into())),
-            display: c.display,
-            path: c.path,
-        })
-        .collect())
+impl Walk {
+    /// Every source file the build would read, with its stat (or why there is none), without
+    /// reading or parsing anything (what `c2s check` compares, stat first).
+    pub fn found(&self) -> Vec<Found> {
+        self.files
+            .iter()
+            .filter(|c| c.format.is_some())
+            .map(|c| Found {
+                stat: c.stat.clone().unwrap_or_else(|| Err("not stat'ed".into())),
+                display: c.display.clone(),
+                path: c.path.clone(),
+            })
+            .collect()
+    }
+}
+
+impl std::fmt::Debug for Walk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Walk({} files)", self.files.len())
+    }
 }
 
 fn decode(bytes: Vec<u8>, file: &str, d: &mut Diagnostics) -> String {

@@ -18,10 +18,11 @@ pub(super) struct Location<'a> {
 
 /// What a record's text alone decides: its hash (to fold duplicates), its planted sentences and
 /// its navigation text.
+#[derive(Debug, Clone, PartialEq)]
 pub(super) struct Scan {
-    text_hash: String,
-    flags: Vec<crate::planted::Flag>,
-    navigation: Option<String>,
+    pub(super) text_hash: String,
+    pub(super) flags: Vec<crate::planted::Flag>,
+    pub(super) navigation: Option<String>,
 }
 
 impl Scan {

@@ -73,6 +73,9 @@ pub struct BuildReport {
     pub output: String,
     pub documents: usize,
     pub sources: usize,
+    /// Source files read and parsed (the others came from the record of parsed sources, their
+    /// stat unchanged).
+    pub sources_read: usize,
     pub levels: usize,
     pub skills: usize,
     pub navigation_files: usize,
@@ -216,13 +219,14 @@ fn build_on(
             );
         })?)
     };
-    // What the examination learnt of the output files saves the writer reading them again.
-    let on_disk = if opts.full || opts.dry_run {
-        OnDisk::default()
+    // What the examination learnt of the files saves reading them again: the writer compares
+    // the output files it knows, ingest takes the sources it knows from their parsed record.
+    let examined = if opts.full || opts.dry_run {
+        None
     } else {
         match crate::pipeline::shortcut::up_to_date(opts, backends, start)? {
             Shortcut::Fresh(report) => return Ok(*report),
-            Shortcut::Stale(on_disk) => on_disk,
+            Shortcut::Stale(examined) => Some(*examined),
         }
     };
     let mut laps = Laps {
@@ -230,8 +234,23 @@ fn build_on(
         timings: BTreeMap::new(),
     };
     let mut diags = Diagnostics::default();
-    let stat_taken = crate::db::statindex::now_ns();
-    let corpus = ingest::ingest(&ingest_opts, graph, &mut diags)?;
+    let (on_disk, stat_taken, corpus) = match examined {
+        None => {
+            let taken = crate::db::statindex::now_ns();
+            let corpus = ingest::ingest(&ingest_opts, graph, &mut diags)?;
+            (OnDisk::default(), taken, corpus)
+        }
+        Some(e) => {
+            let parsed = ingest::parsed::path_for(&opts.out_dir, &memo_path);
+            let prior = ingest::Prior {
+                walk: e.walk,
+                sources: &e.sources,
+                parsed: ingest::ParsedCache::open(parsed, true),
+            };
+            let corpus = ingest::ingest_with(&ingest_opts, graph, &mut diags, Some(prior))?;
+            (e.on_disk, e.taken, corpus)
+        }
+    };
     for w in &diags.warnings {
         progress.warning(&w.to_string());
     }
@@ -263,11 +282,16 @@ fn build_on(
         Executor::new(&memo)
     };
     let used_path = crate::db::used::path_for(&opts.out_dir, &memo_path);
-    exec.used = crate::db::used::Used::read(&used_path);
+    exec.used = crate::db::used::read(&used_path);
     exec.io_threads = backends.io_threads();
     exec.progress = Some(*progress);
-    let (previous_lock, prior) =
-        crate::pipeline::state::read_state(opts, &memo, &mut exec, &mut diags, progress)?;
+    let (previous_lock, prior) = crate::pipeline::state::read_state(
+        opts,
+        &memo,
+        (&mut exec, &on_disk),
+        &mut diags,
+        progress,
+    )?;
 
     let cards = card::cards(docs, backends.llm.as_ref(), &mut exec)?;
     laps.lap("card");
@@ -413,6 +437,7 @@ fn build_on(
         output: crate::paths::display(&opts.out_dir, &opts.display_base),
         documents: docs.len(),
         sources: corpus.sources.len(),
+        sources_read: corpus.read,
         levels: tree.levels,
         skills: tree.roots.len(),
         navigation_files,

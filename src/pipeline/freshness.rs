@@ -12,7 +12,7 @@ use crate::db::statindex::{OnDisk, StatIndex, now_ns};
 use crate::error::BuildError;
 use crate::format::lock::Lock;
 use crate::format::{LOCK_FILE, Layout};
-use crate::ingest::{IngestOptions, find_sources};
+use crate::ingest::{IngestOptions, Walk};
 
 /// Everything that makes the output stale.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
@@ -74,6 +74,12 @@ pub struct Examined {
     /// The output files whose bytes are known now, by their trusted stat (the build's writer
     /// does not read them again).
     pub on_disk: OnDisk,
+    /// The source files whose bytes are known now, by their trusted stat (the build neither
+    /// reads nor parses those its parsed-source record holds).
+    pub sources_on_disk: OnDisk,
+    /// The walk of the corpus (the build reuses it), and when it began.
+    pub walk: Walk,
+    pub taken: i64,
 }
 
 impl Examined {
@@ -104,7 +110,8 @@ pub fn examine(loaded: &Loaded, out: &Path, display_base: &Path) -> Result<Exami
     let mut index = StatIndex::read(&index_path);
     let lock_before = index.lock.clone();
     // Walked first: a corpus path that does not exist is an error, built or not.
-    let mut found = find_sources(&opts)?;
+    let walk = crate::ingest::walk(&opts)?;
+    let mut found = walk.found();
     found.sort_unstable_by(|a, b| a.display.cmp(&b.display));
     let Some(lock) = statscan::lock_header(out, &mut index, taken)? else {
         return Ok(Examined {
@@ -117,6 +124,9 @@ pub fn examine(loaded: &Loaded, out: &Path, display_base: &Path) -> Result<Exami
             sources: 0,
             hashed: 0,
             on_disk: OnDisk::default(),
+            sources_on_disk: OnDisk::default(),
+            walk,
+            taken,
         });
     };
     let walked = found
@@ -164,6 +174,9 @@ pub fn examine(loaded: &Loaded, out: &Path, display_base: &Path) -> Result<Exami
         sources: sources.locked,
         hashed: sources.hashed + outputs.hashed,
         on_disk: OnDisk::of(&index.outputs),
+        sources_on_disk: OnDisk::of(&index.sources),
+        walk,
+        taken,
     })
 }
 

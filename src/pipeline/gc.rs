@@ -1,6 +1,6 @@
 //! Memo garbage collection: keeps the entries that the last build of each still-existing output
 //! used (its key slots) and the answers of batches still on record, and drops the records of
-//! outputs that are gone, with their stat index and record of used results.
+//! outputs that are gone, with their stat index and records of used results and parsed sources.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -17,7 +17,7 @@ pub fn collect(memo: &Memo) -> Result<u64, CacheError> {
             memo.delete_record(&name)?;
             memo.delete_record(&format!("tree:{out}"))?;
             // Its files beside the memo go too (the record of used results is the large one).
-            for (kind, ext) in [("stat", "index"), ("used", "bin")] {
+            for (kind, ext) in [("stat", "index"), ("used", "bin"), ("parsed", "bin")] {
                 let file = crate::db::cache::beside_memo(memo.path(), Path::new(out), kind, ext);
                 let _ = std::fs::remove_file(file);
             }

@@ -14,8 +14,19 @@ use crate::pipeline::output::WriteStats;
 pub(crate) enum Shortcut {
     /// `c2s check` would say "fresh": the report of a build that did nothing.
     Fresh(Box<BuildReport>),
-    /// Something must be built; the output files whose bytes are known by their stat.
-    Stale(OnDisk),
+    /// Something must be built.
+    Stale(Box<Examination>),
+}
+
+/// What a build uses of the examination.
+pub(crate) struct Examination {
+    /// The output files whose bytes are known by their stat.
+    pub on_disk: OnDisk,
+    /// The source files whose bytes are known by their stat.
+    pub sources: OnDisk,
+    /// The corpus as the examination walked it, and when it began.
+    pub walk: crate::ingest::Walk,
+    pub taken: i64,
 }
 
 /// The make-like shortcut: when `c2s check` would say "fresh", nothing runs at all.
@@ -30,7 +41,14 @@ pub(crate) fn up_to_date(
     let usable = |l: &crate::format::lock::Lock| l.models == models && l.fallbacks == 0;
     let lock = match &seen.lock {
         Some(lock) if seen.staleness.is_fresh() && usable(lock) => lock,
-        _ => return Ok(Shortcut::Stale(seen.on_disk)),
+        _ => {
+            return Ok(Shortcut::Stale(Box::new(Examination {
+                on_disk: seen.on_disk,
+                sources: seen.sources_on_disk,
+                walk: seen.walk,
+                taken: seen.taken,
+            })));
+        }
     };
     let platform = seen.platform(&opts.loaded.config.output);
     // Fresh: the output files on disk are the lock's.
@@ -44,6 +62,7 @@ pub(crate) fn up_to_date(
         output: crate::paths::display(&opts.out_dir, &opts.display_base),
         documents: lock.documents,
         sources: seen.sources,
+        sources_read: 0,
         levels: lock.levels,
         skills,
         navigation_files: nav,

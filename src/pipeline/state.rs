@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::db::cache::{Key, Memo};
 use crate::db::exec::{Entry, Executor};
+use crate::db::statindex::OnDisk;
 use crate::diag::Diagnostics;
 use crate::error::BuildError;
 use crate::format::lock::{Lock, file_hash};
@@ -46,7 +47,7 @@ pub struct Prior {
 pub(crate) fn read_state(
     opts: &BuildOptions,
     memo: &Memo,
-    exec: &mut Executor,
+    (exec, known): (&mut Executor, &OnDisk),
     diags: &mut Diagnostics,
     progress: &Progress,
 ) -> Result<(Option<Lock>, Result<Snapshot, String>), BuildError> {
@@ -56,7 +57,7 @@ pub(crate) fn read_state(
         return Ok((None, Err("no previous build of this output".into())));
     };
     let fresh_memo = !memo.has_record(&record_name("slots", &opts.out_dir))?;
-    let prior = match read_prior(&opts.out_dir, &lock, fresh_memo) {
+    let prior = match read_prior(&opts.out_dir, &lock, fresh_memo, known) {
         Ok(prior) => {
             exec.seed = prior.seed;
             prior
@@ -79,16 +80,26 @@ pub(crate) fn read_state(
 
 /// Reads the state of the output `out` (whose lock is `lock`): the tree always, the results
 /// when `seed` is set. `Err` says why the output cannot be continued (the build warns and
-/// starts over).
-pub fn read_prior(out: &Path, lock: &Lock, seed: bool) -> Result<Prior, String> {
-    let checked = |name: &str| -> Result<Vec<u8>, String> {
+/// starts over). A file whose bytes `known` knows by its stat, as the lock records them, is
+/// not hashed again; then only the head of the state file (up to its results) is read when
+/// `seed` is not set.
+pub fn read_prior(out: &Path, lock: &Lock, seed: bool, known: &OnDisk) -> Result<Prior, String> {
+    let checked = |name: &str, whole: bool| -> Result<Vec<u8>, String> {
         let Some(want) = lock.outputs.get(name) else {
             return Err(format!(
                 "{LOCK_FILE} lists no {name} (the output was built by an older c2s)"
             ));
         };
-        let bytes =
-            std::fs::read(out.join(name)).map_err(|e| format!("cannot read {name} ({e})"))?;
+        let path = out.join(name);
+        let cannot = |e: std::io::Error| format!("cannot read {name} ({e})");
+        if known.hash(name, &path) == Some(want.as_str()) {
+            return if whole {
+                std::fs::read(&path).map_err(cannot)
+            } else {
+                state::read_head(&path).map_err(cannot)
+            };
+        }
+        let bytes = std::fs::read(&path).map_err(cannot)?;
         if file_hash(&bytes) != *want {
             return Err(format!(
                 "{name} does not match its hash in {LOCK_FILE} (edited by hand?)"
@@ -96,8 +107,9 @@ pub fn read_prior(out: &Path, lock: &Lock, seed: bool) -> Result<Prior, String> 
         }
         Ok(bytes)
     };
-    let st = state::read(&checked(STATE_FILE)?, seed).map_err(|e| format!("{STATE_FILE} {e}"))?;
-    let tree: ServeTree = serde_json::from_slice(&checked(SERVE_TREE)?)
+    let st =
+        state::read(&checked(STATE_FILE, seed)?, seed).map_err(|e| format!("{STATE_FILE} {e}"))?;
+    let tree: ServeTree = serde_json::from_slice(&checked(SERVE_TREE, true)?)
         .map_err(|e| format!("{SERVE_TREE} cannot be read ({e})"))?;
     let snapshot = snapshot_of(&tree, st.tree_hash, st.doc_hashes)?;
     Ok(Prior {

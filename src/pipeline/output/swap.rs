@@ -74,15 +74,18 @@ pub fn replace(out: &Path, files: &super::FileRefs, plan: &Plan) -> Result<(), B
     let create =
         |p: &Path| fs::create_dir_all(p).map_err(|e| BuildError::io("cannot create", p, e));
     create(&tmp)?;
-    for rel in &plan.writes {
+    // In parallel: the large files are made as they are written (documents.json, vectors.bin)
+    // while others are written beside them.
+    use rayon::prelude::*;
+    plan.writes.par_iter().try_for_each(|rel| {
         let dest = tmp.join(rel);
         if let Some(p) = dest.parent() {
             create(p)?;
         }
         files[*rel]
             .write_file(&dest)
-            .map_err(|e| BuildError::io("cannot write", &dest, e))?;
-    }
+            .map_err(|e| BuildError::io("cannot write", &dest, e))
+    })?;
     for rel in &plan.links {
         let dest = tmp.join(rel);
         if let Some(p) = dest.parent() {

@@ -1,0 +1,206 @@
+//! A file of binary values by 32-byte key, sorted, hashed and read whole: the format of the
+//! records kept beside the memo for the next build (`used`: the results the last build used;
+//! `ingest::parsed`: the sources it parsed). A file that is damaged, cut short or of another
+//! kind (its magic line) is not read; it is replaced atomically.
+//!
+//! Layout: the magic line, the entry count (u64 LE), the index (per entry, in key order: the
+//! key, the value's offset in the data and its length, u64 LE each), the data, then the blake3
+//! hash of everything before it.
+
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use super::cache::Key;
+use crate::hash::Hashing;
+
+/// Bytes of one index row: key, offset, length.
+const ROW: usize = 32 + 8 + 8;
+const TRAILER: usize = 32;
+
+/// A keyed file, read whole and searched in place.
+pub struct Keyed {
+    buf: Vec<u8>,
+    /// The length of the magic line.
+    magic: usize,
+    count: usize,
+}
+
+impl Keyed {
+    /// Reads the file at `path`; None when it is missing, damaged or not of the kind `magic`.
+    pub fn read(path: &Path, magic: &[u8]) -> Option<Keyed> {
+        let buf = std::fs::read(path).ok()?;
+        Keyed::parse(buf, magic)
+    }
+
+    fn parse(buf: Vec<u8>, magic: &[u8]) -> Option<Keyed> {
+        let head = magic.len() + 8;
+        if buf.len() < head + TRAILER || !buf.starts_with(magic) {
+            return None;
+        }
+        let body_len = buf.len() - TRAILER;
+        let (body, trailer) = buf.split_at(body_len);
+        if blake3::hash(body).as_bytes() != trailer {
+            return None;
+        }
+        let count = usize::try_from(u64_at(&buf, magic.len())).ok()?;
+        let data = count.checked_mul(ROW)?.checked_add(head)?;
+        if data > body_len {
+            return None;
+        }
+        let used = Keyed {
+            buf,
+            magic: magic.len(),
+            count,
+        };
+        let data_len = body_len - data;
+        // Every value lies inside the data: `get` can then slice without checking.
+        let fits = (0..count).all(|i| {
+            let (_, off, len) = used.row(i);
+            off.checked_add(len).is_some_and(|end| end <= data_len)
+        });
+        fits.then_some(used)
+    }
+
+    /// The number of entries.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether a build that used `kept` entries, `missed` of them not found here, should write
+    /// the file again: entries are keyed by everything they depend on and stay right forever,
+    /// so it is rewritten only when more than about 1% of them were missing, or when most of
+    /// it is no longer used.
+    pub fn worth_rewriting(used: Option<&Keyed>, kept: usize, missed: usize) -> bool {
+        let Some(used) = used else {
+            return true;
+        };
+        missed > (kept / 100).max(256) || used.len() > kept + kept / 4 + 256
+    }
+
+    fn row(&self, i: usize) -> (&[u8], usize, usize) {
+        let at = self.magic + 8 + i * ROW;
+        let key = &self.buf[at..at + 32];
+        let off = u64_at(&self.buf, at + 32) as usize;
+        let len = u64_at(&self.buf, at + 40) as usize;
+        (key, off, len)
+    }
+
+    /// The value stored under `key`, if any.
+    pub fn get(&self, key: &Key) -> Option<&[u8]> {
+        let (mut lo, mut hi) = (0, self.count);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let (k, off, len) = self.row(mid);
+            match k.cmp(&key[..]) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => {
+                    let data = self.magic + 8 + self.count * ROW;
+                    return Some(&self.buf[data + off..data + off + len]);
+                }
+            }
+        }
+        None
+    }
+}
+
+fn u64_at(buf: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(buf[at..at + 8].try_into().expect("eight bytes"))
+}
+
+/// Writes `entries` (key and value; a key given twice is kept once) to `path` as a file of the
+/// kind `magic`: a temporary file, streamed and then renamed over the old one, so a reader never
+/// sees half a file.
+pub fn write<'a>(
+    path: &Path,
+    magic: &[u8],
+    entries: impl IntoIterator<Item = (&'a Key, &'a [u8])>,
+) -> io::Result<()> {
+    let mut rows: Vec<(&Key, &[u8])> = entries.into_iter().collect();
+    rows.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    rows.dedup_by(|a, b| a.0 == b.0);
+    let tmp = path.with_extension("bin.tmp");
+    let file = std::fs::File::create(&tmp)?;
+    // Buffered before the hasher, so that it hashes large pieces (with SIMD), not each field.
+    let mut w = BufWriter::with_capacity(1 << 20, Hashing::new(file));
+    w.write_all(magic)?;
+    w.write_all(&(rows.len() as u64).to_le_bytes())?;
+    let mut off = 0u64;
+    for (key, value) in &rows {
+        w.write_all(&key[..])?;
+        w.write_all(&off.to_le_bytes())?;
+        w.write_all(&(value.len() as u64).to_le_bytes())?;
+        off += value.len() as u64;
+    }
+    for (_, value) in &rows {
+        w.write_all(value)?;
+    }
+    let Hashing {
+        mut inner, hasher, ..
+    } = w.into_inner().map_err(|e| e.into_error())?;
+    inner.write_all(hasher.finalize().as_bytes())?;
+    drop(inner);
+    std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MAGIC: &[u8] = b"c2s-test 1\n";
+
+    fn key(n: u8) -> Key {
+        [n; 32]
+    }
+
+    #[test]
+    fn written_results_are_found_by_key_and_others_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("used-x.bin");
+        let (a, b, c) = (key(3), key(1), key(2));
+        let entries: Vec<(&Key, &[u8])> =
+            vec![(&a, b"three"), (&b, b""), (&c, b"two"), (&a, b"three")];
+        write(&path, MAGIC, entries).unwrap();
+        let used = Keyed::read(&path, MAGIC).unwrap();
+        assert_eq!(used.len(), 3, "a key given twice is kept once");
+        assert_eq!(used.get(&a), Some(&b"three"[..]));
+        assert_eq!(used.get(&b), Some(&b""[..]));
+        assert_eq!(used.get(&c), Some(&b"two"[..]));
+        assert_eq!(used.get(&key(9)), None);
+        assert!(!path.with_extension("bin.tmp").exists());
+    }
+
+    #[test]
+    fn a_damaged_or_cut_file_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("used-x.bin");
+        let k = key(7);
+        write(&path, MAGIC, [(&k, &b"value"[..])]).unwrap();
+        let good = std::fs::read(&path).unwrap();
+        let mut flipped = good.clone();
+        let at = good.len() - TRAILER - 2;
+        flipped[at] ^= 1;
+        std::fs::write(&path, &flipped).unwrap();
+        assert!(
+            Keyed::read(&path, MAGIC).is_none(),
+            "a changed byte fails the hash"
+        );
+        std::fs::write(&path, &good[..good.len() - 1]).unwrap();
+        assert!(
+            Keyed::read(&path, MAGIC).is_none(),
+            "a cut file fails the hash"
+        );
+        std::fs::write(&path, b"c2s-test 9\n").unwrap();
+        assert!(Keyed::read(&path, MAGIC).is_none());
+        assert!(Keyed::read(&dir.path().join("missing.bin"), MAGIC).is_none());
+        std::fs::write(&path, &good).unwrap();
+        assert!(
+            Keyed::read(&path, b"c2s-other 1\n").is_none(),
+            "a file of another kind is not read"
+        );
+        assert_eq!(
+            Keyed::read(&path, MAGIC).unwrap().get(&k),
+            Some(&b"value"[..])
+        );
+    }
+}

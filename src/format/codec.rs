@@ -1,0 +1,148 @@
+//! How the state file writes binary values as text: memo keys in hex, vectors in base64, and
+//! mostly-zero vectors as their non-zero values by index.
+
+use super::state::Key;
+
+/// A vector of f32 bytes with at most a third of its values non-zero, as its length (u32) and
+/// (index u16, value f32) pairs, all little-endian; `None` when that would not be smaller.
+pub(super) fn sparse(bytes: &[u8]) -> Option<Vec<u8>> {
+    let n = bytes.len() / 4;
+    if n > u16::MAX as usize {
+        return None;
+    }
+    let nonzero: Vec<(usize, &[u8])> = bytes
+        .chunks_exact(4)
+        .enumerate()
+        .filter(|(_, c)| *c != [0u8; 4])
+        .collect();
+    if 3 * nonzero.len() > n {
+        return None;
+    }
+    let mut out = (n as u32).to_le_bytes().to_vec();
+    for (i, c) in nonzero {
+        out.extend_from_slice(&(i as u16).to_le_bytes());
+        out.extend_from_slice(c);
+    }
+    Some(out)
+}
+
+/// The f32 bytes of a [`sparse`] vector; `None` when it is not one.
+pub(super) fn dense(z: &[u8]) -> Option<Vec<u8>> {
+    let n = u32::from_le_bytes(z.get(..4)?.try_into().ok()?) as usize;
+    let pairs = &z[4..];
+    if n > u16::MAX as usize || !pairs.len().is_multiple_of(6) {
+        return None;
+    }
+    let mut out = vec![0u8; n * 4];
+    for p in pairs.chunks_exact(6) {
+        let i = u16::from_le_bytes([p[0], p[1]]) as usize;
+        out.get_mut(i * 4..i * 4 + 4)?.copy_from_slice(&p[2..6]);
+    }
+    Some(out)
+}
+
+pub(super) fn hex_into(w: &mut Vec<u8>, key: &Key) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for b in key {
+        w.push(DIGITS[(b >> 4) as usize]);
+        w.push(DIGITS[(b & 15) as usize]);
+    }
+}
+
+pub(super) fn unhex(s: &str) -> Option<Key> {
+    if s.len() != 64 || !s.is_ascii() {
+        return None;
+    }
+    let mut key = [0u8; 32];
+    for (i, k) in key.iter_mut().enumerate() {
+        *k = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(key)
+}
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// Standard base64 with padding, appended to `w`.
+pub(super) fn base64_into(w: &mut Vec<u8>, bytes: &[u8]) {
+    w.reserve(bytes.len().div_ceil(3) * 4);
+    let mut whole = bytes.chunks_exact(3);
+    for c in &mut whole {
+        let n = (c[0] as u32) << 16 | (c[1] as u32) << 8 | c[2] as u32;
+        w.extend_from_slice(&[
+            B64[(n >> 18 & 63) as usize],
+            B64[(n >> 12 & 63) as usize],
+            B64[(n >> 6 & 63) as usize],
+            B64[(n & 63) as usize],
+        ]);
+    }
+    let rest = whole.remainder();
+    if !rest.is_empty() {
+        let n = (rest[0] as u32) << 16 | (*rest.get(1).unwrap_or(&0) as u32) << 8;
+        w.push(B64[(n >> 18 & 63) as usize]);
+        w.push(B64[(n >> 12 & 63) as usize]);
+        w.push(if rest.len() == 2 {
+            B64[(n >> 6 & 63) as usize]
+        } else {
+            b'='
+        });
+        w.push(b'=');
+    }
+}
+
+/// Standard base64 with padding.
+#[cfg(test)]
+pub(super) fn base64(bytes: &[u8]) -> String {
+    let mut w = Vec::new();
+    base64_into(&mut w, bytes);
+    String::from_utf8(w).expect("base64 is ASCII")
+}
+
+pub(super) fn unbase64(s: &str) -> Option<Vec<u8>> {
+    let s = s.as_bytes();
+    if !s.len().is_multiple_of(4) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(s.len() / 4 * 3);
+    for c in s.chunks(4) {
+        let mut n = 0u32;
+        let mut pad = 0;
+        for (j, &ch) in c.iter().enumerate() {
+            let v = match ch {
+                b'A'..=b'Z' => ch - b'A',
+                b'a'..=b'z' => ch - b'a' + 26,
+                b'0'..=b'9' => ch - b'0' + 52,
+                b'+' => 62,
+                b'/' => 63,
+                b'=' if j >= 2 => {
+                    pad += 1;
+                    0
+                }
+                _ => return None,
+            };
+            if pad > 0 && ch != b'=' {
+                return None;
+            }
+            n = n << 6 | v as u32;
+        }
+        let three = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        out.extend_from_slice(&three[..3 - pad]);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_roundtrips() {
+        for len in 0..10 {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 37 + 5) as u8).collect();
+            assert_eq!(unbase64(&base64(&bytes)).unwrap(), bytes);
+        }
+        assert_eq!(base64(b"Man"), "TWFu");
+        assert_eq!(base64(b"Ma"), "TWE=");
+        assert_eq!(base64(b"M"), "TQ==");
+        assert!(unbase64("TW=u").is_none());
+    }
+}
