@@ -8,8 +8,13 @@ sizes=("${@:-10000 50000}")
 [ $# -eq 0 ] && sizes=(10000 50000)
 work="${BENCH_DIR:-target/bench}"
 mkdir -p "$work"
-cargo build --release --quiet
-bin="$PWD/target/release/c2s"
+# C2S_BIN runs another binary (a build of an older commit, for before/after figures).
+if [ -n "${C2S_BIN:-}" ]; then
+  bin="$(realpath "$C2S_BIN")"
+else
+  cargo build --release --quiet
+  bin="$PWD/target/release/c2s"
+fi
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB; c2s $($bin --version | cut -d' ' -f2)"
 printf '%-8s %10s %12s %8s %8s\n' docs wall_s peak_rss_mb skills levels
 outs=()

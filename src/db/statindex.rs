@@ -101,6 +101,15 @@ impl OnDisk {
         OnDisk(known.collect())
     }
 
+    /// [`OnDisk::of`], taking the table.
+    pub fn of_owned(table: Vec<Entry>) -> OnDisk {
+        let known = table.into_iter().filter_map(|e| match (e.stat, e.hash) {
+            (Some((s, false)), Some(h)) => Some((e.path, (s, h))),
+            _ => None,
+        });
+        OnDisk(known.collect())
+    }
+
     /// The hash of the bytes of the file whose lock path is `key`, if `stat` is its recorded
     /// (and trusted) stat.
     pub fn known(&self, key: &str, stat: &Stat) -> Option<&str> {

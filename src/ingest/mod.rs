@@ -424,21 +424,22 @@ fn read_capped(path: &Path, size: u64, opts: &IngestOptions) -> Content {
     }
 }
 
-/// A source file the build would read, and its stat (or why there is none).
-pub struct Found {
+/// A source file the build would read, and its stat (or why there is none), as the walk found
+/// it.
+pub struct Found<'w> {
     /// The path the manifest records.
-    pub display: String,
-    path: PathBuf,
-    pub stat: Result<Stat, String>,
+    pub display: &'w str,
+    path: &'w Path,
+    pub stat: Result<Stat, &'w str>,
 }
 
-impl Found {
+impl Found<'_> {
     /// The hash the manifest records: of the bytes, or of the reason they were not read (as a
     /// build records it).
     pub fn hash(&self, opts: &IngestOptions) -> String {
         match &self.stat {
-            Err(e) => Content::Unreadable(e.clone()),
-            Ok(s) => read_capped(&self.path, s.size, opts),
+            Err(e) => Content::Unreadable(e.to_string()),
+            Ok(s) => read_capped(self.path, s.size, opts),
         }
         .hash()
     }
@@ -447,14 +448,18 @@ impl Found {
 impl Walk {
     /// Every source file the build would read, with its stat (or why there is none), without
     /// reading or parsing anything (what `c2s check` compares, stat first).
-    pub fn found(&self) -> Vec<Found> {
+    pub fn found(&self) -> Vec<Found<'_>> {
         self.files
             .iter()
             .filter(|c| c.format.is_some())
             .map(|c| Found {
-                stat: c.stat.clone().unwrap_or_else(|| Err("not stat'ed".into())),
-                display: c.display.clone(),
-                path: c.path.clone(),
+                stat: match &c.stat {
+                    Some(Ok(s)) => Ok(*s),
+                    Some(Err(e)) => Err(e.as_str()),
+                    None => Err("not stat'ed"),
+                },
+                display: &c.display,
+                path: &c.path,
             })
             .collect()
     }

@@ -74,9 +74,9 @@ pub struct Examined {
     /// The output files whose bytes are known now, by their trusted stat (the build's writer
     /// does not read them again).
     pub on_disk: OnDisk,
-    /// The source files whose bytes are known now, by their trusted stat (the build neither
-    /// reads nor parses those its parsed-source record holds).
-    pub sources_on_disk: OnDisk,
+    /// The stat index's sources as of now: those with a trusted stat are known by it (a build
+    /// neither reads nor parses those its parsed-source record holds).
+    pub source_index: Vec<crate::db::statindex::Entry>,
     /// The walk of the corpus (the build reuses it), and when it began.
     pub walk: Walk,
     pub taken: i64,
@@ -112,7 +112,7 @@ pub fn examine(loaded: &Loaded, out: &Path, display_base: &Path) -> Result<Exami
     // Walked first: a corpus path that does not exist is an error, built or not.
     let walk = crate::ingest::walk(&opts)?;
     let mut found = walk.found();
-    found.sort_unstable_by(|a, b| a.display.cmp(&b.display));
+    found.sort_unstable_by(|a, b| a.display.cmp(b.display));
     let Some(lock) = statscan::lock_header(out, &mut index, taken)? else {
         return Ok(Examined {
             staleness: Staleness {
@@ -124,7 +124,7 @@ pub fn examine(loaded: &Loaded, out: &Path, display_base: &Path) -> Result<Exami
             sources: 0,
             hashed: 0,
             on_disk: OnDisk::default(),
-            sources_on_disk: OnDisk::default(),
+            source_index: Vec::new(),
             walk,
             taken,
         });
@@ -132,12 +132,12 @@ pub fn examine(loaded: &Loaded, out: &Path, display_base: &Path) -> Result<Exami
     let walked = found
         .iter()
         .map(|f| statscan::Walked {
-            path: f.display.clone(),
+            path: f.display.to_string(),
             stat: f.stat.as_ref().ok().copied(),
         })
         .collect();
     let by_path = |p: &str| {
-        let i = found.binary_search_by(|f| f.display.as_str().cmp(p)).ok()?;
+        let i = found.binary_search_by(|f| f.display.cmp(p)).ok()?;
         Some(found[i].hash(&opts))
     };
     let sources = statscan::refresh(&mut index.sources, walked, by_path, true, taken);
@@ -174,7 +174,7 @@ pub fn examine(loaded: &Loaded, out: &Path, display_base: &Path) -> Result<Exami
         sources: sources.locked,
         hashed: sources.hashed + outputs.hashed,
         on_disk: OnDisk::of(&index.outputs),
-        sources_on_disk: OnDisk::of(&index.sources),
+        source_index: index.sources,
         walk,
         taken,
     })
