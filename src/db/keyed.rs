@@ -47,7 +47,7 @@ impl Keyed {
         if data > body_len {
             return None;
         }
-        let used = Keyed {
+        let file = Keyed {
             buf,
             magic: magic.len(),
             count,
@@ -55,10 +55,10 @@ impl Keyed {
         let data_len = body_len - data;
         // Every value lies inside the data: `get` can then slice without checking.
         let fits = (0..count).all(|i| {
-            let (_, off, len) = used.row(i);
+            let (_, off, len) = file.row(i);
             off.checked_add(len).is_some_and(|end| end <= data_len)
         });
-        fits.then_some(used)
+        fits.then_some(file)
     }
 
     /// The number of entries.

@@ -93,16 +93,7 @@ pub struct OnDisk(std::collections::HashMap<String, (Stat, String)>);
 
 impl OnDisk {
     /// The entries of `table` with a trusted stat and a hash.
-    pub fn of(table: &[Entry]) -> OnDisk {
-        let known = table.iter().filter_map(|e| match (&e.stat, &e.hash) {
-            (Some((s, false)), Some(h)) => Some((e.path.clone(), (*s, h.clone()))),
-            _ => None,
-        });
-        OnDisk(known.collect())
-    }
-
-    /// [`OnDisk::of`], taking the table.
-    pub fn of_owned(table: Vec<Entry>) -> OnDisk {
+    pub fn of(table: Vec<Entry>) -> OnDisk {
         let known = table.into_iter().filter_map(|e| match (e.stat, e.hash) {
             (Some((s, false)), Some(h)) => Some((e.path, (s, h))),
             _ => None,

@@ -145,7 +145,7 @@ pub fn walk(opts: &IngestOptions) -> Result<Walk, BuildError> {
     let include = Globs::new("include", opts.include)?;
     let exclude = Globs::new("exclude", opts.exclude)?;
     let mut warnings = Diagnostics::default();
-    let files = collect_files(opts, &include, &exclude, &mut warnings, true)?;
+    let files = collect_files(opts, &include, &exclude, &mut warnings)?;
     Ok(Walk { files, warnings })
 }
 
@@ -183,21 +183,12 @@ pub fn ingest_with(
     diags: &mut Diagnostics,
     prior: Option<Prior>,
 ) -> Result<Corpus, BuildError> {
-    let (files, known, cache) = match prior {
-        Some(p) => {
-            diags.warnings.extend(p.walk.warnings.warnings);
-            (p.walk.files, Some(p.sources), Some(p.parsed))
-        }
-        None => {
-            let include = Globs::new("include", opts.include)?;
-            let exclude = Globs::new("exclude", opts.exclude)?;
-            (
-                collect_files(opts, &include, &exclude, diags, false)?,
-                None,
-                None,
-            )
-        }
+    let (walked, known, cache) = match prior {
+        Some(p) => (p.walk, Some(p.sources), Some(p.parsed)),
+        None => (walk(opts)?, None, None),
     };
+    diags.warnings.extend(walked.warnings.warnings);
+    let files = walked.files;
     let supported: Vec<&Candidate> = files.iter().filter(|c| c.format.is_some()).collect();
     let loaded: Vec<(Got, (String, Option<Stat>), Diagnostics)> = supported
         .par_iter()
@@ -232,12 +223,9 @@ pub fn ingest_with(
     let mut got = Vec::with_capacity(loaded.len());
     let mut to_parse = Vec::new();
     let mut load_warnings = Vec::with_capacity(loaded.len());
-    for (g, (hash, stat), d) in loaded {
+    for (c, (g, (hash, stat), d)) in supported.iter().zip(loaded) {
         corpus.sources.push(SourceFile {
-            path: match &g {
-                Got::Recorded(..) => supported[got.len()].display.clone(),
-                Got::Read(src, _) => src.display.clone(),
-            },
+            path: c.display.clone(),
             hash,
             stat,
         });
@@ -398,18 +386,13 @@ impl Content {
     }
 }
 
-/// Reads a candidate, and its stat taken before the read (so that a write racing the read
-/// changes the stat the next build sees).
+/// Reads a candidate, with the stat the walk took before the read (so that a write racing the
+/// read changes the stat the next build sees).
 fn load(c: &Candidate, opts: &IngestOptions) -> (Content, Option<Stat>) {
-    // The walk's stat, when it took one: taken before this read all the same.
     match &c.stat {
-        Some(Ok(s)) => return (read_capped(&c.path, s.size, opts), Some(*s)),
-        Some(Err(e)) => return (Content::Unreadable(e.clone()), None),
-        None => {}
-    }
-    match std::fs::metadata(&c.path) {
-        Err(e) => (Content::Unreadable(e.to_string()), None),
-        Ok(m) => (read_capped(&c.path, m.len(), opts), Some(Stat::of(&m))),
+        Some(Ok(s)) => (read_capped(&c.path, s.size, opts), Some(*s)),
+        Some(Err(e)) => (Content::Unreadable(e.clone()), None),
+        None => (Content::Unreadable("not stat'ed".into()), None),
     }
 }
 

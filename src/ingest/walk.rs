@@ -56,7 +56,8 @@ pub(super) struct Candidate {
     pub rel: String,
     pub ext: String,
     pub format: Option<Format>,
-    /// Its stat (following links), when the walk was asked for it.
+    /// Its stat (following links), or why there is none; None for a file of a type c2s does
+    /// not read (never stat'ed).
     pub stat: Option<Result<Stat, String>>,
 }
 
@@ -78,13 +79,12 @@ impl Met {
 }
 
 /// The files of every corpus path, in path order (each root in turn), folders read in parallel;
-/// with `stat`, each file is stat'ed by the thread that found it.
+/// each file of a supported type is stat'ed by the thread that found it.
 pub(super) fn collect_files(
     opts: &IngestOptions,
     include: &Globs,
     exclude: &Globs,
     diags: &mut Diagnostics,
-    stat: bool,
 ) -> Result<Vec<Candidate>, BuildError> {
     let skip = Skip::new(&opts.skip_dirs);
     let mut out = Vec::new();
@@ -116,7 +116,7 @@ pub(super) fn collect_files(
         });
         let met = std::sync::Mutex::new(Vec::<Met>::new());
         let visit = |entry: Result<ignore::DirEntry, ignore::Error>| {
-            if let Some(m) = meet(entry, root, opts, include, exclude, stat) {
+            if let Some(m) = meet(entry, root, opts, include, exclude) {
                 met.lock().unwrap_or_else(|p| p.into_inner()).push(m);
             }
             ignore::WalkState::Continue
@@ -192,7 +192,6 @@ fn meet(
     opts: &IngestOptions,
     include: &Globs,
     exclude: &Globs,
-    stat: bool,
 ) -> Option<Met> {
     let entry = match entry {
         Ok(e) => e,
@@ -230,16 +229,17 @@ fn meet(
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
+    let format = Format::from_extension(&ext);
     let c = Candidate {
         path: path.to_path_buf(),
         display: display(path, &opts.display_base),
         rel: rel.to_string_lossy().replace('\\', "/"),
-        format: Format::from_extension(&ext),
-        stat: stat.then(|| {
+        stat: format.map(|_| {
             std::fs::metadata(path)
                 .map(|m| Stat::of(&m))
                 .map_err(|e| e.to_string())
         }),
+        format,
         ext,
     };
     Some(Met::File(c))

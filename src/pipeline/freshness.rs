@@ -173,7 +173,7 @@ pub fn examine(loaded: &Loaded, out: &Path, display_base: &Path) -> Result<Exami
         outputs: outputs.sizes,
         sources: sources.locked,
         hashed: sources.hashed + outputs.hashed,
-        on_disk: OnDisk::of(&index.outputs),
+        on_disk: OnDisk::of(index.outputs),
         source_index: index.sources,
         walk,
         taken,

@@ -44,7 +44,7 @@ pub(crate) fn up_to_date(
         _ => {
             return Ok(Shortcut::Stale(Box::new(Examination {
                 on_disk: seen.on_disk,
-                sources: OnDisk::of_owned(seen.source_index),
+                sources: OnDisk::of(seen.source_index),
                 walk: seen.walk,
                 taken: seen.taken,
             })));
