@@ -6,9 +6,10 @@ INDEX.md), so it works on any output, whichever backend built it.
 usage: readability.py OUT [--gold FILE] [--json]
 
 Metrics (each a share in [0, 1]; the targets in brackets):
-  labels_shared    labels whose every word occurs in at least two member titles or headings
-                   (one, for a group of one document); a member of a group is every document
-                   below it [>= 0.9]
+  labels_shared    labels whose every word occurs in the title or headings of at least two
+                   member documents (one, for a group of one document); a member of a group
+                   is every document below it, and a document counts once however many of
+                   its headings repeat the word (its title and its H1 are one member) [>= 0.9]
   cards_cut        cards' one-lines (documents.json) cut mid-sentence without "…": the
                    document's text goes on with the same sentence right after it [0]
   rows_cut         document rows whose one-line is cut: shorter than its card's without "…",
@@ -95,9 +96,10 @@ def is_term_list(description):
     return short / len(items) >= 0.75
 
 
-def label_ok(label, member_titles):
-    need = 1 if len(member_titles) < 2 else 2
-    sets = [set(words(t)) for t in member_titles]
+def label_ok(label, members):
+    """`members`: one text per member document, its title and headings."""
+    need = 1 if len(members) < 2 else 2
+    sets = [set(words(t)) for t in members]
     return all(sum(1 for s in sets if w in s) >= need for w in words(label))
 
 
@@ -158,14 +160,13 @@ def report(out, gold_path=None):
 
     labels = ok = 0
     for i, n in enumerate(nodes):
-        titles = []
+        members = []
         for d in member_docs(i):
             doc = docs.get(d)
             if doc:
-                titles.append(doc["title"])
-                titles += headings(doc["text"])
+                members.append("\n".join([doc["title"]] + headings(doc["text"])))
         labels += 1
-        ok += label_ok(n["label"], titles)
+        ok += label_ok(n["label"], members)
 
     cut = {i: card_cut(d.get("one_line", ""), d["text"]) for i, d in docs.items()}
     # Before document files were named after their sources (no `file` in documents.json),

@@ -48,6 +48,16 @@ fn each_metric_counts_what_it_says() {
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "False True");
+    // A label word counts members, not lines: a title repeated as the page's H1 is one member.
+    let o = Command::new("python3")
+        .current_dir(repo().join("scripts"))
+        .args([
+            "-c",
+            "import readability as r; print(r.label_ok('refund policy', ['Refund policy\\nRefund policy', 'Two-factor authentication']), r.label_ok('billing', ['Billing\\nRefunds', 'Invoices\\nBilling']))",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "False True");
 }
 
 /// README's command, on a build of the example in a temporary folder.
