@@ -1,13 +1,16 @@
 //! One output file's content: its bytes, or a function that makes them when they are needed.
 //!
-//! Document files (and `documents.json`, `vectors.bin`) are made when the lock hashes them and
-//! again when they are written, so a million of them are never all in memory at once.
+//! Document files are made when the lock hashes them and again when they are written, so a
+//! million of them are never all in memory at once. The large whole-corpus files
+//! (`documents.json`, `vectors.bin`), which every edit changes, are written to a spill file
+//! while they are hashed and moved into place, so they are made once.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use crate::hash::Hashing;
 
@@ -18,6 +21,16 @@ type Writer<'a> = dyn Fn(&mut dyn Write) -> io::Result<()> + Send + Sync + 'a;
 pub enum Content<'a> {
     Bytes(Vec<u8>),
     Lazy(Box<Writer<'a>>),
+    /// Lazy content that hashing also writes to a file, which the writer then moves into place.
+    Spilled(Box<Writer<'a>>, Spill),
+}
+
+/// Where spilled content is written while it is hashed, and whether it is there now (the first
+/// write moves it away).
+#[derive(Debug)]
+pub struct Spill {
+    file: PathBuf,
+    made: Mutex<bool>,
 }
 
 impl<'a> Content<'a> {
@@ -26,11 +39,43 @@ impl<'a> Content<'a> {
         Content::Lazy(Box::new(f))
     }
 
+    /// Lazy content that [`Content::hash_and_len`] also writes to `file` (without `file`, plain
+    /// lazy content). The file is the caller's to remove when it was never moved into place.
+    pub fn spilled(
+        f: impl Fn(&mut dyn Write) -> io::Result<()> + Send + Sync + 'a,
+        file: Option<PathBuf>,
+    ) -> Self {
+        match file {
+            Some(file) => Content::Spilled(
+                Box::new(f),
+                Spill {
+                    file,
+                    made: Mutex::new(false),
+                },
+            ),
+            None => Content::lazy(f),
+        }
+    }
+
+    fn made(spill: &Spill) -> std::sync::MutexGuard<'_, bool> {
+        spill.made.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The bytes (made now for lazy content).
     pub fn get(&self) -> Cow<'_, [u8]> {
         match self {
             Content::Bytes(b) => Cow::Borrowed(b),
             Content::Lazy(f) => {
+                let mut v = Vec::new();
+                f(&mut v).expect("writing to memory cannot fail");
+                Cow::Owned(v)
+            }
+            Content::Spilled(f, spill) => {
+                if *Self::made(spill)
+                    && let Ok(b) = fs::read(&spill.file)
+                {
+                    return Cow::Owned(b);
+                }
                 let mut v = Vec::new();
                 f(&mut v).expect("writing to memory cannot fail");
                 Cow::Owned(v)
@@ -52,19 +97,59 @@ impl<'a> Content<'a> {
                 drop(w);
                 (sink.hasher.finalize(), sink.len)
             }
+            Content::Spilled(f, spill) => {
+                let mut made = Self::made(spill);
+                match Self::spill(f, &spill.file) {
+                    Ok(hashed) => {
+                        *made = true;
+                        hashed
+                    }
+                    // Not written (a full disk, say): hashed alone, and made again to be written.
+                    Err(_) => {
+                        let _ = fs::remove_file(&spill.file);
+                        *made = false;
+                        drop(made);
+                        Content::Lazy(Box::new(|w: &mut dyn Write| f(w))).hash_and_len()
+                    }
+                }
+            }
         }
+    }
+
+    /// Writes `f`'s bytes to `file` and hashes them on the way.
+    fn spill(f: &Writer, file: &Path) -> io::Result<(blake3::Hash, u64)> {
+        if let Some(dir) = file.parent() {
+            fs::create_dir_all(dir)?;
+        }
+        let mut sink = Hashing::new(fs::File::create(file)?);
+        let mut w = BufWriter::with_capacity(1 << 16, &mut sink);
+        f(&mut w)?;
+        w.flush()?;
+        drop(w);
+        Ok((sink.hasher.finalize(), sink.len))
     }
 
     /// Writes the content to a new file at `path`.
     pub fn write_file(&self, path: &Path) -> io::Result<()> {
         match self {
             Content::Bytes(b) => fs::write(path, b),
-            Content::Lazy(f) => {
-                let mut w = BufWriter::with_capacity(1 << 16, fs::File::create(path)?);
-                f(&mut w)?;
-                w.flush()
+            Content::Lazy(f) => Self::make_file(f, path),
+            Content::Spilled(f, spill) => {
+                let mut made = Self::made(spill);
+                if *made && fs::rename(&spill.file, path).is_ok() {
+                    *made = false;
+                    return Ok(());
+                }
+                drop(made);
+                Self::make_file(f, path)
             }
         }
+    }
+
+    fn make_file(f: &Writer, path: &Path) -> io::Result<()> {
+        let mut w = BufWriter::with_capacity(1 << 16, fs::File::create(path)?);
+        f(&mut w)?;
+        w.flush()
     }
 }
 
@@ -79,6 +164,7 @@ impl std::fmt::Debug for Content<'_> {
         match self {
             Content::Bytes(b) => write!(f, "Bytes({} bytes)", b.len()),
             Content::Lazy(_) => f.write_str("Lazy"),
+            Content::Spilled(_, spill) => write!(f, "Spilled({})", spill.file.display()),
         }
     }
 }
@@ -145,5 +231,67 @@ mod tests {
         c.write_file(&dir.path().join("d")).unwrap();
         assert_eq!(fs::read(dir.path().join("d")).unwrap(), b"doc");
         assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 4);
+    }
+
+    fn counted(
+        calls: &std::sync::atomic::AtomicUsize,
+    ) -> impl Fn(&mut dyn Write) -> io::Result<()> {
+        move |w| {
+            calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            w.write_all(b"documents")
+        }
+    }
+
+    #[test]
+    fn spilled_content_is_made_once_when_hashed_and_moved_into_place() {
+        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+        let calls = AtomicUsize::new(0);
+        let dir = tempfile::tempdir().unwrap();
+        let spill = dir.path().join("spill").join("documents.json");
+        let c = Content::spilled(counted(&calls), Some(spill.clone()));
+        let eager = Content::from(b"documents".to_vec());
+        assert_eq!(c.hash_and_len(), eager.hash_and_len());
+        assert_eq!(fs::read(&spill).unwrap(), b"documents");
+        assert_eq!(&*c.get(), b"documents", "read back from the spill file");
+        let dest = dir.path().join("out.json");
+        c.write_file(&dest).unwrap();
+        assert_eq!(fs::read(&dest).unwrap(), b"documents");
+        assert!(!spill.exists(), "moved, not copied");
+        assert_eq!(
+            calls.load(SeqCst),
+            1,
+            "made once for the hash, the read and the write"
+        );
+        // A second write (a hard link that failed) makes it again.
+        let again = dir.path().join("again.json");
+        c.write_file(&again).unwrap();
+        assert_eq!(fs::read(&again).unwrap(), b"documents");
+        assert_eq!(calls.load(SeqCst), 2);
+    }
+
+    #[test]
+    fn content_that_cannot_spill_is_hashed_and_made_again() {
+        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+        let calls = AtomicUsize::new(0);
+        let dir = tempfile::tempdir().unwrap();
+        // The spill folder's place is taken by a file: nothing can be written there.
+        fs::write(dir.path().join("spill"), b"x").unwrap();
+        let c = Content::spilled(
+            counted(&calls),
+            Some(dir.path().join("spill").join("d.json")),
+        );
+        assert_eq!(
+            c.hash_and_len(),
+            Content::from(b"documents".to_vec()).hash_and_len()
+        );
+        let dest = dir.path().join("d.json");
+        c.write_file(&dest).unwrap();
+        assert_eq!(fs::read(&dest).unwrap(), b"documents");
+        assert_eq!(calls.load(SeqCst), 2);
+        // Without a spill file it is plain lazy content.
+        assert!(matches!(
+            Content::spilled(counted(&calls), None),
+            Content::Lazy(_)
+        ));
     }
 }

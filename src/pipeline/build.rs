@@ -370,6 +370,10 @@ fn build_on(
         diags.warn(file, None, msg);
     }
     exec.kept = Vec::new();
+    if !opts.dry_run {
+        // A killed build's spilled files; what cannot be removed is written over.
+        let _ = crate::pipeline::output::remove_spill(&opts.out_dir);
+    }
     let (files, lock, platform, navigation_files) = crate::pipeline::emit::render_files(
         &ctx,
         &vectors,
@@ -411,6 +415,13 @@ fn build_on(
         // The rendered files (navigation, indexes, the lock) are large at a million documents:
         // freed before the records are serialized.
         drop(files);
+        if let Err(e) = crate::pipeline::output::remove_spill(&opts.out_dir) {
+            let dir = crate::pipeline::output::spill_dir(&opts.out_dir);
+            let file = crate::paths::display(&dir, &opts.display_base);
+            let msg = format!("cannot remove ({e}); the next build removes it");
+            progress.warning(&format!("{file}: {msg}"));
+            diags.warn(file, None, msg);
+        }
         let recorded = crate::pipeline::statscan::record_build(
             &opts.loaded,
             &opts.out_dir,

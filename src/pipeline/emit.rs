@@ -55,7 +55,9 @@ pub(crate) fn render_files<'a>(
     use rayon::prelude::*;
     let cfg = &opts.loaded.config;
     let index = enrich::entity_index(ctx.tree, ctx.docs, ctx.cards);
-    let (mut files, navigation_files) = render::all_files(ctx, vectors, &index);
+    // A dry run writes nothing, not even spilled files.
+    let spill = (!opts.dry_run).then(|| crate::pipeline::output::spill_dir(&opts.out_dir));
+    let (mut files, navigation_files) = render::all_files(ctx, vectors, &index, spill.as_deref());
     files.insert(crate::format::STATE_FILE.into(), state.into());
     // Hashed (and measured) in parallel; lazy files are made here once and dropped.
     let measured: Vec<(String, u64)> = files

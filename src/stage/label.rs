@@ -20,8 +20,13 @@ const RELABEL_TITLES: usize = 40;
 /// labels.
 pub fn distinct_labels(tree: &mut Tree, group: &[usize], cards: &[Card], avoid: &HashSet<String>) {
     let labels: Vec<String> = group.iter().map(|&s| tree.nodes[s].label.clone()).collect();
+    // Counted once (a level of 10,000 groups compared each label with every other).
+    let mut count: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for l in &labels {
+        *count.entry(l.as_str()).or_default() += 1;
+    }
     for (k, &s) in group.iter().enumerate() {
-        if labels.iter().filter(|l| **l == labels[k]).count() < 2 {
+        if count[labels[k].as_str()] < 2 {
             continue;
         }
         let mut avoid = avoid.clone();

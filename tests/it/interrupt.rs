@@ -119,3 +119,48 @@ fn a_second_concurrent_build_waits_for_the_first() {
         "the second build found the first one's output: {err}"
     );
 }
+
+/// documents.json and vectors.bin are written to a spill folder beside the output while they are
+/// hashed, then moved into place: the output is the same as when nothing can be spilled, and no
+/// spill folder outlives a build (a killed build's is removed by the next one; a dry run makes
+/// none).
+#[test]
+fn large_files_spilled_while_hashed_give_the_same_output_and_leave_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    synth_corpus(&d.join("c"), 120, 6, 4);
+    let spill = |out: &str| d.join(format!(".{out}.c2s-spill"));
+    // "p": spilled; "q": its spill folder's place is taken by a file, so nothing spills.
+    std::fs::write(spill("q"), b"not a folder").unwrap();
+    for out in ["p", "q"] {
+        ok(d, &["build", "c", "--out", out, "-q"]);
+    }
+    assert_eq!(snapshot(&d.join("p")), snapshot(&d.join("q")));
+    assert!(!spill("p").exists(), "the spill folder outlived the build");
+    // An edit: documents.json and vectors.bin change and are moved in from the spill folder.
+    edit_all(d, 3, "spilled");
+    let stale = spill("p").join("documents.json");
+    std::fs::create_dir_all(stale.parent().unwrap()).unwrap();
+    std::fs::write(&stale, b"left by a killed build").unwrap();
+    ok(d, &["build", "c", "--out", "p", "--dry-run", "-q"]);
+    assert!(
+        stale.exists(),
+        "a dry run touches nothing beside the output"
+    );
+    for out in ["p", "q"] {
+        ok(d, &["build", "c", "--out", out, "-q"]);
+    }
+    let p = snapshot(&d.join("p"));
+    assert_eq!(p, snapshot(&d.join("q")));
+    assert!(String::from_utf8_lossy(&p["documents.json"]).contains("spilled revision"));
+    assert!(
+        !spill("p").exists(),
+        "a killed build's spill folder was kept"
+    );
+    let check = Command::new(env!("CARGO_BIN_EXE_c2s"))
+        .args(["check", "c", "--out", "p"])
+        .current_dir(d)
+        .status()
+        .unwrap();
+    assert_eq!(check.code(), Some(0));
+}

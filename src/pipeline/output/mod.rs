@@ -14,7 +14,7 @@ use crate::format::lock::Lock;
 use crate::format::{
     Content, FileRefs, Files, LOCK_FILE, Layout, list_files, skill_names, split_skill,
 };
-pub use swap::recover;
+pub use swap::{recover, remove_spill, spill_dir};
 
 /// What the writer did.
 #[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize)]

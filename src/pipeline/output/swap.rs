@@ -174,6 +174,23 @@ pub fn recover(out: &Path) -> Result<(), BuildError> {
     remove_journal(out)
 }
 
+/// The folder beside the output where large files are written while they are hashed (see
+/// [`crate::format::Content::spilled`]); on the same file system, so they are moved into place.
+pub fn spill_dir(out: &Path) -> PathBuf {
+    sibling(out, "spill")
+}
+
+/// Removes the spill folder: what a build spilled and did not move into place (an unchanged
+/// file, a failed or killed build). Builds call it before they render and after they write.
+/// Anything else in its place is left alone (nothing then spills: each file is made twice).
+pub fn remove_spill(out: &Path) -> std::io::Result<()> {
+    let dir = spill_dir(out);
+    match fs::symlink_metadata(&dir) {
+        Ok(m) if m.is_dir() => fs::remove_dir_all(&dir),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -89,6 +89,7 @@ pub fn all_files<'a>(
     ctx: &'a Ctx,
     vectors: &'a DocVectors,
     index: &BTreeMap<String, EntityEntry>,
+    spill: Option<&std::path::Path>,
 ) -> (Files<'a>, usize) {
     use rayon::prelude::*;
     let tree = ctx.tree;
@@ -140,9 +141,11 @@ pub fn all_files<'a>(
             Content::lazy(move |w| w.write_all(&bundle::bundle_file(ctx, b))),
         );
     }
+    // The two large files every edit changes are made once: spilled while hashed, then moved.
+    let spilled = |name: &str| spill.map(|d| d.join(name));
     out.insert(
         "documents.json".into(),
-        Content::lazy(|w| files::documents_json(ctx, w)),
+        Content::spilled(|w| files::documents_json(ctx, w), spilled("documents.json")),
     );
     out.insert(
         SERVE_TREE.into(),
@@ -150,7 +153,10 @@ pub fn all_files<'a>(
     );
     out.insert(
         SERVE_VECTORS.into(),
-        Content::lazy(|w| files::encode_vectors(ctx.docs, vectors, w)),
+        Content::spilled(
+            |w| files::encode_vectors(ctx.docs, vectors, w),
+            spilled(SERVE_VECTORS),
+        ),
     );
     out.insert(
         "entity_index.md".into(),
