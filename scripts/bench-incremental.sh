@@ -51,7 +51,7 @@ def timed(args, ok_codes=(0,), what=None):
 def forget_memo():
     """What a fresh clone lacks: the memo, the stat index, the used results and the parsed sources (the cache folder)."""
     here = os.path.dirname(os.path.abspath(cache))
-    for f in glob.glob(os.path.abspath(cache) + "*") + glob.glob(os.path.join(here, "stat-*.index")) + glob.glob(os.path.join(here, "used-*.bin")) + glob.glob(os.path.join(here, "parsed-*.bin")):
+    for f in glob.glob(os.path.abspath(cache) + "*") + glob.glob(os.path.join(here, "stat-*.index")) + glob.glob(os.path.join(here, "used-*.bin")) + glob.glob(os.path.join(here, "parsed-*.bin")) + glob.glob(os.path.join(here, "recipes-*.bin")):
         os.remove(f)
 
 def clear():

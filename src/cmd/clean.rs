@@ -1,5 +1,5 @@
 //! `c2s clean`: remove the output (only a c2s output) and, with `--cache`, the memo and the
-//! output's records beside it (stat index, used results, parsed sources).
+//! output's records beside it (stat index, used results, parsed sources, recipes).
 
 use std::path::Path;
 
@@ -15,12 +15,13 @@ pub fn clean_cmd(args: &CleanArgs, progress: &Progress) -> Result<u8, Error> {
     let index = crate::pipeline::statscan::index_path(&target.loaded, &target.out_dir);
     let used = crate::db::used::path_for(&target.out_dir, &path);
     let parsed = crate::ingest::parsed::path_for(&target.out_dir, &path);
+    let recipes = crate::db::recipes::path_for(&target.out_dir, &path);
     remove_output(&target.out_dir, progress)?;
     if args.cache {
         let mut removed = false;
         let memo = ["", "-wal", "-shm"]
             .map(|suffix| std::path::PathBuf::from(format!("{}{suffix}", path.display())));
-        for p in memo.into_iter().chain([index, used, parsed]) {
+        for p in memo.into_iter().chain([index, used, parsed, recipes]) {
             if p.exists() {
                 std::fs::remove_file(&p).map_err(|source| Error::Io {
                     context: "cannot remove",

@@ -89,6 +89,8 @@ pub struct Executor<'a> {
     pub used: Option<super::used::Used>,
     /// Keys looked up that `used` did not hold.
     pub used_missed: usize,
+    /// Values derived to compute keys, by recipe (see [`super::recipes`]).
+    pub recipes: super::recipes::Recipes,
 }
 
 /// How progress names a stage at work.
@@ -127,6 +129,7 @@ impl<'a> Executor<'a> {
             kept: Vec::new(),
             used: None,
             used_missed: 0,
+            recipes: Default::default(),
         }
     }
 

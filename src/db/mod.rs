@@ -1,12 +1,13 @@
 //! Incremental engine state: the SQLite memo (`cache`), what it stores (`value`), the stage
 //! executor (`exec`) and what its dry runs record (`dry`), the stat index of sources and
-//! outputs (`statindex`), the results the last build of an output used (`used`), and the
-//! file format of such records (`keyed`).
+//! outputs (`statindex`), the results the last build of an output used (`used`), the values
+//! it derived to compute keys (`recipes`), and the file format of such records (`keyed`).
 
 pub mod cache;
 pub mod dry;
 pub mod exec;
 pub mod keyed;
+pub mod recipes;
 pub mod statindex;
 pub mod used;
 pub mod value;

@@ -195,38 +195,47 @@ pub fn title_label(members: &[Member], avoid: &HashSet<String>) -> Option<String
     label(members.get(..1)?, avoid)
 }
 
-/// Words that most groups of a level hold: in at least a quarter of a group's members' titles
-/// (or headings), in at least three fifths of the groups (and two). A brand or product name
-/// that every document carries ("Wix", "Acme") tells no group from another.
-pub fn common_words(groups: &[Vec<Member>]) -> Vec<String> {
+/// The words of a group that at least a quarter of its members' titles (or headings) hold,
+/// sorted: what [`common_of`] counts per group.
+pub fn held_words(group: &[Member]) -> Vec<String> {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for m in group {
+        let words: BTreeSet<String> = std::iter::once(m.title)
+            .chain(m.headings.iter().map(String::as_str))
+            .flat_map(runs)
+            .flatten()
+            .filter(|w| usable(w))
+            .collect();
+        for w in words {
+            *counts.entry(w).or_default() += 1;
+        }
+    }
+    counts
+        .into_iter()
+        .filter(|(_, c)| c * 4 >= group.len())
+        .map(|(w, _)| w)
+        .collect()
+}
+
+/// Words that most groups of a level hold, given each group's [`held_words`]: in at least a
+/// quarter of a group's members' titles (or headings), in at least three fifths of the groups
+/// (and two). A brand or product name that every document carries ("Wix", "Acme") tells no
+/// group from another. (Per group, so that a group's held words can be recorded.)
+pub fn common_of(groups: &[Vec<String>]) -> Vec<String> {
     let n = groups.len();
     if n < 2 {
         return Vec::new();
     }
-    let mut held: BTreeMap<String, usize> = BTreeMap::new();
+    let mut held: BTreeMap<&str, usize> = BTreeMap::new();
     for g in groups {
-        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-        for m in g {
-            let words: BTreeSet<String> = std::iter::once(m.title)
-                .chain(m.headings.iter().map(String::as_str))
-                .flat_map(runs)
-                .flatten()
-                .filter(|w| usable(w))
-                .collect();
-            for w in words {
-                *counts.entry(w).or_default() += 1;
-            }
-        }
-        for (w, c) in counts {
-            if c * 4 >= g.len() {
-                *held.entry(w).or_default() += 1;
-            }
+        for w in g {
+            *held.entry(w).or_default() += 1;
         }
     }
     let need = (n * 3).div_ceil(5).max(2);
     held.into_iter()
         .filter(|(_, h)| *h >= need)
-        .map(|(w, _)| w)
+        .map(|(w, _)| w.to_string())
         .collect()
 }
 
@@ -260,6 +269,11 @@ pub fn brand_words<S: AsRef<str>>(texts: impl Iterator<Item = S>) -> Vec<String>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn common_words(groups: &[Vec<Member>]) -> Vec<String> {
+        let held: Vec<Vec<String>> = groups.iter().map(|g| held_words(g)).collect();
+        common_of(&held)
+    }
 
     fn members<'a>(titles: &'a [&'a str], none: &'a [String]) -> Vec<Member<'a>> {
         titles

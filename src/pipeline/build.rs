@@ -76,6 +76,9 @@ pub struct BuildReport {
     /// Source files read and parsed (the others came from the record of parsed sources, their
     /// stat unchanged).
     pub sources_read: usize,
+    /// Leaf groups whose summarizer input was made from their members (the others' were
+    /// recalled by recipe).
+    pub group_inputs_made: usize,
     pub levels: usize,
     pub skills: usize,
     pub navigation_files: usize,
@@ -281,8 +284,8 @@ fn build_on(
     } else {
         Executor::new(&memo)
     };
-    let used_path = crate::db::used::path_for(&opts.out_dir, &memo_path);
-    exec.used = crate::db::used::read(&used_path);
+    let next = crate::pipeline::records::NextBuild::of(&opts.out_dir, &memo_path);
+    next.read_into(&mut exec);
     exec.io_threads = backends.io_threads();
     exec.progress = Some(*progress);
     let (previous_lock, prior) = crate::pipeline::state::read_state(
@@ -363,9 +366,9 @@ fn build_on(
         progress.status("Packed", &note);
     }
     let state = crate::pipeline::state::render(&cfg.tree_hash(), docs, &exec.kept);
-    if let Err(e) = crate::pipeline::records::keep_used(&used_path, &mut exec, !opts.dry_run) {
-        let file = crate::paths::display(&used_path, &opts.display_base);
-        let msg = format!("cannot write ({e}); the next build looks every result up in the memo");
+    let group_inputs_made = exec.recipes.missed();
+    for (path, msg) in crate::pipeline::records::keep_for_next(&next, &mut exec, !opts.dry_run) {
+        let file = crate::paths::display(&path, &opts.display_base);
         progress.warning(&format!("{file}: {msg}"));
         diags.warn(file, None, msg);
     }
@@ -449,6 +452,7 @@ fn build_on(
         documents: docs.len(),
         sources: corpus.sources.len(),
         sources_read: corpus.read,
+        group_inputs_made,
         levels: tree.levels,
         skills: tree.roots.len(),
         navigation_files,

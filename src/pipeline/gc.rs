@@ -17,7 +17,12 @@ pub fn collect(memo: &Memo) -> Result<u64, CacheError> {
             memo.delete_record(&name)?;
             memo.delete_record(&format!("tree:{out}"))?;
             // Its files beside the memo go too (the record of used results is the large one).
-            for (kind, ext) in [("stat", "index"), ("used", "bin"), ("parsed", "bin")] {
+            for (kind, ext) in [
+                ("stat", "index"),
+                ("used", "bin"),
+                ("parsed", "bin"),
+                ("recipes", "bin"),
+            ] {
                 let file = crate::db::cache::beside_memo(memo.path(), Path::new(out), kind, ext);
                 let _ = std::fs::remove_file(file);
             }

@@ -1,9 +1,10 @@
 //! What a build keeps for the next build of the same output: the key slots in the memo
 //! (`--explain`, `cache gc`, and whether this memo has built the output before), and the
-//! record of the results it used beside the memo (`db::used`). The tree for warm starts is
-//! read from the output itself (`pipeline::state`).
+//! records beside the memo of the results it used (`db::used`) and of the values it derived to
+//! compute keys (`db::recipes`). The tree for warm starts is read from the output itself
+//! (`pipeline::state`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::db::cache::Memo;
 use crate::db::exec::Executor;
@@ -30,10 +31,61 @@ pub fn save_records(memo: &Memo, out: &Path, exec: &Executor) -> Result<(), Buil
         .map_err(BuildError::from)
 }
 
+/// Where a build keeps its records for the next build of the same output.
+pub struct NextBuild {
+    pub used: PathBuf,
+    pub recipes: PathBuf,
+}
+
+impl NextBuild {
+    /// The records of the output `out`, beside the memo at `memo`.
+    pub fn of(out: &Path, memo: &Path) -> NextBuild {
+        NextBuild {
+            used: crate::db::used::path_for(out, memo),
+            recipes: crate::db::recipes::path_for(out, memo),
+        }
+    }
+
+    /// Hands `exec` what the last build recorded (nothing of a missing or damaged record).
+    pub fn read_into(&self, exec: &mut Executor) {
+        exec.used = crate::db::used::read(&self.used);
+        exec.recipes = crate::db::recipes::Recipes::open(&self.recipes);
+    }
+}
+
+/// Writes both records (each when `write` and worth rewriting; see [`keep_used`]). Only
+/// shortcuts for the next build: a failure is returned for a warning (the file, what went
+/// wrong and what the next build does instead), never a failed build.
+pub fn keep_for_next(
+    paths: &NextBuild,
+    exec: &mut Executor,
+    write: bool,
+) -> Vec<(PathBuf, String)> {
+    let mut failed = Vec::new();
+    if let Err(e) = keep_used(&paths.used, exec, write) {
+        failed.push((
+            paths.used.clone(),
+            format!("cannot write ({e}); the next build looks every result up in the memo"),
+        ));
+    }
+    let saved = if write {
+        exec.recipes.save(&paths.recipes)
+    } else {
+        exec.recipes = Default::default();
+        Ok(())
+    };
+    if let Err(e) = saved {
+        failed.push((
+            paths.recipes.clone(),
+            format!("cannot write ({e}); the next build makes every group's input again"),
+        ));
+    }
+    failed
+}
+
 /// Drops the record of used results the build read, and writes the results this build used in
-/// its place (when `write`, and when the old one is worth rewriting). Only a shortcut for the
-/// next build: an error is for a warning, never a failed build.
-pub fn keep_used(path: &Path, exec: &mut Executor, write: bool) -> std::io::Result<()> {
+/// its place (when `write`, and when the old one is worth rewriting).
+fn keep_used(path: &Path, exec: &mut Executor, write: bool) -> std::io::Result<()> {
     let read = exec.used.take();
     let kept = &exec.kept;
     if !write || !Used::worth_rewriting(read.as_ref(), kept.len(), exec.used_missed) {

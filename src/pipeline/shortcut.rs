@@ -63,6 +63,7 @@ pub(crate) fn up_to_date(
         documents: lock.documents,
         sources: seen.sources,
         sources_read: 0,
+        group_inputs_made: 0,
         levels: lock.levels,
         skills,
         navigation_files: nav,

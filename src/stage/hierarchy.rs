@@ -12,8 +12,9 @@ use crate::stage::cluster::{
     LevelClusters, LevelParams, cluster_level, clusters_for, order_by_centrality,
 };
 use crate::stage::embed::embed_texts;
+use crate::stage::node_input::node_subject;
 use crate::stage::repartition::{RepartitionPlan, ReviewGroup, plan_merges, review};
-use crate::stage::summarize::{node_subject, reembed_text, summarize_nodes};
+use crate::stage::summarize::{reembed_text, summarize_nodes};
 use crate::tree::{Node, Tree};
 
 /// Verify-and-repartition runs on these levels (DESIGN.md §1).

@@ -1,5 +1,6 @@
 //! The compile stages, in data-flow order: `card`, `chunk` + `embed`, then per level (`hierarchy`)
-//! `cluster` → `summarize` (summaries, labels via the LLM, tags) → `label` (slug names) →
+//! `cluster` → `node_input` (each node's summarizer input and key) → `summarize` (summaries,
+//! labels via the LLM, tags) → `label` (slug names) →
 //! `repartition`; `incremental` updates a previous tree in place; `enrich` and `render` finish.
 //! `fallback` is what an LLM stage does with unusable answers.
 
@@ -12,6 +13,7 @@ pub mod fallback;
 pub mod hierarchy;
 pub mod incremental;
 pub mod label;
+pub mod node_input;
 pub mod render;
 pub mod repartition;
 pub mod summarize;

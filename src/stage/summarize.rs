@@ -6,94 +6,17 @@ use crate::db::cache::KeyParts;
 use crate::db::exec::{Executor, Json, Maybe, Plan, WarningSink};
 use crate::error::BuildError;
 use crate::ingest::Document;
-use crate::llm::phrases::{self, Member};
-use crate::llm::{Card, ClusterInput, ClusterItem, Extractive, Llm, LlmError, Marks, members_of};
+use crate::llm::phrases;
+use crate::llm::{Card, ClusterInput, Extractive, Llm, LlmError};
 use crate::markdown::Block;
 use crate::stage::fallback::{Item, or_fallback};
+use crate::stage::node_input::{LEAF_CHARS, MARKS, NodeInput, Sources, node_inputs};
 use crate::text::clip_chars;
 use crate::tree::Tags;
 use crate::tree::Tree;
 
-/// Leaf summaries read at most this many members, this many characters each.
-pub const LEAF_ITEMS: usize = 15;
-pub const LEAF_CHARS: usize = 600;
-/// Higher summaries read at most this many child summaries, this many characters each.
-pub const PARENT_ITEMS: usize = 20;
-pub const PARENT_CHARS: usize = 300;
-
-/// The summarizer input of a node: central members (leaf) or largest children (higher).
-pub fn cluster_input(tree: &Tree, node: usize, docs: &[Document], cards: &[Card]) -> ClusterInput {
-    let n = &tree.nodes[node];
-    if n.level == 1 {
-        let items = n
-            .docs
-            .iter()
-            .take(LEAF_ITEMS)
-            .map(|&d| {
-                let head = clip_chars(docs[d].nav_text(), LEAF_CHARS * 4);
-                let blocks = crate::markdown::blocks(head);
-                ClusterItem {
-                    title: cards[d].title.clone(),
-                    text: clip_chars(&excerpt(&blocks, &cards[d].title), LEAF_CHARS).to_string(),
-                    marks: Marks {
-                        headings: headings(&blocks, &cards[d].title),
-                        names: Vec::new(),
-                    },
-                }
-            })
-            .collect();
-        return ClusterInput {
-            leaf: true,
-            items,
-            avoid: Vec::new(),
-        };
-    }
-    let mut kids: Vec<usize> = n.children.clone();
-    // Largest first; ties by content, never by node index (which differs between builds).
-    kids.sort_by(|&a, &b| {
-        let (x, y) = (&tree.nodes[a], &tree.nodes[b]);
-        y.num_documents
-            .cmp(&x.num_documents)
-            .then_with(|| x.label.cmp(&y.label))
-            .then_with(|| x.summary.cmp(&y.summary))
-    });
-    let items = kids
-        .into_iter()
-        .take(PARENT_ITEMS)
-        .map(|c| ClusterItem {
-            title: tree.nodes[c].label.clone(),
-            text: clip_chars(&tree.nodes[c].summary, PARENT_CHARS).to_string(),
-            marks: Marks::default(),
-        })
-        .collect();
-    ClusterInput {
-        leaf: false,
-        items,
-        avoid: Vec::new(),
-    }
-}
-
-/// One node's input as the stages take it: how `--explain` names it, its input, the hash of
-/// that input, and the node.
-type NodeInput = (String, ClusterInput, String, usize);
-
 /// Version of the summary/label/tags key layout.
 pub const SUMMARY_VERSION: u32 = 1;
-
-/// Headings of a document's text (not its title), at most [`MARKS`].
-fn headings(blocks: &[Block], title: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for b in blocks {
-        if let Block::Heading(h) = b
-            && out.len() < MARKS
-            && !h.eq_ignore_ascii_case(title)
-            && !out.contains(h)
-        {
-            out.push(h.clone());
-        }
-    }
-    out
-}
 
 /// `input` (of leaf `node`, from [`cluster_input`]) with its members' names (at most [`MARKS`]
 /// each), which only the extractive tags read. Found only where a result is computed: they
@@ -121,72 +44,6 @@ fn with_names(input: &ClusterInput, tree: &Tree, node: usize, docs: &[Document])
     out
 }
 
-/// The text of a leaf member as the summarizer sees it: its lines in order, one line, a
-/// heading or a first line that repeats the title left out, and every line ended as a sentence
-/// (so a heading never runs into the sentence after it).
-fn excerpt(blocks: &[Block], title: &str) -> String {
-    let mut out = String::new();
-    let mut push = |line: &str| {
-        let line = line.trim();
-        if line.is_empty() || (out.is_empty() && line.eq_ignore_ascii_case(title.trim())) {
-            return;
-        }
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(line);
-        if !line.ends_with(['.', '!', '?', ':', ';', '…']) {
-            out.push('.');
-        }
-    };
-    for b in blocks {
-        match b {
-            Block::Heading(h) => push(h),
-            Block::Text(t) => t.lines().for_each(&mut push),
-            Block::Code { .. } => {}
-        }
-    }
-    out
-}
-
-/// Headings and names kept per member.
-const MARKS: usize = 12;
-
-/// The hash of a cluster input; with `marks`, the members' headings and the content hashes of
-/// the documents (`members`) whose names [`with_names`] finds.
-fn input_hash(input: &ClusterInput, marks: bool, members: &[&str]) -> String {
-    let mut h = blake3::Hasher::new();
-    h.update(if input.leaf { b"leaf" } else { b"node" });
-    if marks {
-        for m in members {
-            h.update(m.as_bytes());
-            h.update(b"\x1f");
-        }
-    }
-    for i in &input.items {
-        h.update(i.title.as_bytes());
-        h.update(b"\x1f");
-        h.update(i.text.as_bytes());
-        if marks {
-            for x in &i.marks.headings {
-                h.update(b"\x1d");
-                h.update(x.as_bytes());
-            }
-            h.update(b"\x1c");
-        }
-        h.update(b"\x1e");
-    }
-    crate::hash::short_hash(&h.finalize())
-}
-
-fn chars(input: &ClusterInput) -> usize {
-    input
-        .items
-        .iter()
-        .map(|i| i.title.len() + i.text.len())
-        .sum()
-}
-
 fn key(stage: &str, llm: &dyn Llm, inputs: Vec<String>) -> KeyParts {
     KeyParts {
         stage: stage.into(),
@@ -197,38 +54,16 @@ fn key(stage: &str, llm: &dyn Llm, inputs: Vec<String>) -> KeyParts {
     }
 }
 
-/// How `--explain` names a node: its level and its first document.
-pub fn node_subject(tree: &Tree, node: usize, docs: &[Document]) -> String {
-    let first = tree
-        .descendant_docs(node)
-        .into_iter()
-        .min_by(|a, b| docs[*a].id.cmp(&docs[*b].id));
-    format!(
-        "level {} group of `{}`",
-        tree.nodes[node].level,
-        first.map_or("?", |d| docs[d].id.as_str())
-    )
-}
-
 /// Cards [`level_avoid`] reads for brand words, at most (evenly spaced in corpus order).
 const BRAND_SAMPLE: usize = 1000;
 
 /// The words most groups of a level share (see [`ClusterInput::avoid`]), and the brand words
 /// that most documents' cards (title, one-line and phrases) hold.
-fn level_avoid(inputs: &[&ClusterInput], cards: &[Card]) -> Vec<String> {
+fn level_avoid(held: &[Vec<String>], cards: &[Card]) -> Vec<String> {
     let step = cards.len().div_ceil(BRAND_SAMPLE).max(1);
     let heads = cards.iter().step_by(step).map(|c| c.render());
     let mut avoid = phrases::brand_words(heads);
-    let members: Vec<Vec<(String, Vec<String>)>> = inputs.iter().map(|i| members_of(i)).collect();
-    let groups: Vec<Vec<Member>> = members
-        .iter()
-        .map(|m| {
-            m.iter()
-                .map(|(title, headings)| Member { title, headings })
-                .collect()
-        })
-        .collect();
-    avoid.extend(phrases::common_words(&groups));
+    avoid.extend(phrases::common_of(held));
     avoid.sort();
     avoid.dedup();
     avoid
@@ -246,40 +81,33 @@ pub fn summarize_nodes(
     llm: &dyn Llm,
     exec: &mut Executor,
 ) -> Result<(), BuildError> {
-    use rayon::prelude::*;
     let reads_marks = llm.reads_marks();
     // Read-only until the results are stored.
     let shared: &Tree = tree;
-    // Every node's input is made to compute its key (most are then found in the memo): in
-    // parallel, since a warm build makes them for every node of every level.
-    let mut inputs: Vec<NodeInput> = nodes
-        .par_iter()
-        .map(|&i| {
-            let tree = shared;
-            let input = cluster_input(tree, i, docs, cards);
-            let members: Vec<&str> = if input.leaf {
-                tree.nodes[i].docs[..input.items.len()]
-                    .iter()
-                    .map(|&d| docs[d].content_hash.as_str())
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            let hash = input_hash(&input, reads_marks, &members);
-            (node_subject(tree, i, docs), input, hash, i)
-        })
-        .collect();
+    let from = Sources {
+        tree: shared,
+        docs,
+        cards,
+    };
+    // Every node's input hash is needed for its keys (most are then found in the memo): a
+    // leaf's is recalled by recipe when the last build recorded it, else its input is made.
+    let mut inputs = node_inputs(from, nodes, reads_marks, &mut exec.recipes);
     if reads_marks {
         let chosen: HashSet<usize> = nodes.iter().copied().collect();
-        let others: Vec<ClusterInput> = level
-            .par_iter()
+        let others: Vec<usize> = level
+            .iter()
+            .copied()
             .filter(|i| !chosen.contains(i))
-            .map(|&i| cluster_input(shared, i, docs, cards))
             .collect();
-        let all: Vec<&ClusterInput> = inputs.iter().map(|x| &x.1).chain(&others).collect();
-        let avoid = level_avoid(&all, cards);
+        let others = node_inputs(from, &others, reads_marks, &mut exec.recipes);
+        let held: Vec<Vec<String>> = inputs
+            .iter()
+            .chain(&others)
+            .map(|x| x.held.clone())
+            .collect();
+        let avoid = level_avoid(&held, cards);
         for x in &mut inputs {
-            x.1.avoid = avoid.clone();
+            x.set_avoid(&avoid);
         }
     }
     let sink = exec.warnings.clone();
@@ -288,35 +116,37 @@ pub fn summarize_nodes(
     let summaries: Result<Vec<Maybe<Json<String>>>, BuildError> = exec.run(
         "summary",
         &inputs,
-        |(subject, input, h, _)| Plan {
-            subject: subject.clone(),
-            parts: key("summary", llm, vec![h.clone()]),
-            input_chars: chars(input),
+        |x| Plan {
+            subject: x.subject.clone(),
+            parts: key("summary", llm, vec![x.hash.clone()]),
+            input_chars: x.chars,
         },
-        |(subject, input, _, _)| {
-            or_extractive("summary", subject, &sink, llm.summarize(input), || {
+        |x| {
+            let input = x.input(from);
+            or_extractive("summary", &x.subject, &sink, llm.summarize(input), || {
                 Extractive.summarize(input)
             })
         },
     );
-    let leaves: Vec<&NodeInput> = inputs.iter().filter(|x| x.1.leaf).collect();
+    let leaves: Vec<&NodeInput> = inputs.iter().filter(|x| x.leaf).collect();
     let leaf_tags: Result<Vec<Maybe<Json<Tags>>>, BuildError> = exec.run(
         "tags",
         &leaves,
-        |(subject, input, h, _)| Plan {
-            subject: subject.clone(),
-            parts: key("tags", llm, vec![h.clone()]),
-            input_chars: chars(input),
+        |x| Plan {
+            subject: x.subject.clone(),
+            parts: key("tags", llm, vec![x.hash.clone()]),
+            input_chars: x.chars,
         },
-        |(subject, input, _, node)| {
+        |x| {
+            let input = x.input(from);
             // Names only where they are read: the extractive tags, or a model's fallback to them.
-            let full = || with_names(input, shared, *node, docs);
+            let full = || with_names(input, shared, x.node, docs);
             let tags = if reads_marks {
                 llm.tags(&full())
             } else {
                 llm.tags(input)
             };
-            or_extractive("tags", subject, &sink, tags, || Extractive.tags(&full()))
+            or_extractive("tags", &x.subject, &sink, tags, || Extractive.tags(&full()))
         },
     );
     let (summaries, leaf_tags) = match (summaries, leaf_tags) {
@@ -328,25 +158,34 @@ pub fn summarize_nodes(
         .iter()
         .zip(summaries.iter().map(|s| s.value.0.as_str()))
         .collect();
+    // Every node of the level avoids the same words: hashed once.
+    let avoid_hash = inputs
+        .first()
+        .map(|x| crate::hash::content_hash(x.avoid.join(" ").as_bytes()));
     let labels: Vec<Maybe<Json<String>>> = exec.run::<_, _, BuildError>(
         "label",
         &with_summary,
-        |((subject, input, h, _), summary)| {
+        |(x, summary)| {
             let sh = crate::hash::content_hash(summary.as_bytes());
-            let mut parts = vec![h.clone(), sh];
+            let mut parts = vec![x.hash.clone(), sh];
             if reads_marks {
-                parts.push(crate::hash::content_hash(input.avoid.join(" ").as_bytes()));
+                parts.extend(avoid_hash.clone());
             }
             Plan {
-                subject: subject.clone(),
+                subject: x.subject.clone(),
                 parts: key("label", llm, parts),
-                input_chars: chars(input) + summary.len(),
+                input_chars: x.chars + summary.len(),
             }
         },
-        |((subject, input, _, _), summary)| {
-            let label = or_extractive("label", subject, &sink, llm.label(input, summary), || {
-                Extractive.label(input, summary)
-            })?;
+        |(x, summary)| {
+            let input = x.input(from);
+            let label = or_extractive(
+                "label",
+                &x.subject,
+                &sink,
+                llm.label(input, summary),
+                || Extractive.label(input, summary),
+            )?;
             Ok(Maybe {
                 value: Json(clean_label(&label.value.0)),
                 keep: label.keep,
@@ -355,7 +194,7 @@ pub fn summarize_nodes(
     )?;
     let mut leaf_tags = leaf_tags.into_iter();
     for (pos, &i) in nodes.iter().enumerate() {
-        let tags = if inputs[pos].1.leaf {
+        let tags = if inputs[pos].leaf {
             leaf_tags.next().expect("one tag set per leaf").value.0
         } else {
             aggregate_tags(tree, i)
@@ -368,7 +207,7 @@ pub fn summarize_nodes(
     if reads_marks {
         let avoid: HashSet<String> = inputs
             .first()
-            .map(|x| x.1.avoid.iter().cloned().collect())
+            .map(|x| x.avoid.iter().cloned().collect())
             .unwrap_or_default();
         crate::stage::label::distinct_labels(tree, nodes, cards, &avoid);
     }

@@ -23,16 +23,20 @@ fn gc_keeps_live_entries_and_clean_removes_the_memo() {
     .unwrap();
     ok(d, &["build", "c", "--out", "b", "-q"]);
     assert_eq!(stats(d)["stages"]["card"]["entries"], 41);
-    // Each output has its record of used results beside the memo.
-    let records = || {
+    // Each output has its records of used results and of recipes beside the memo.
+    let count = |kind: &str| {
         std::fs::read_dir(d.join("cache"))
             .unwrap()
             .filter(|e| {
                 let name = e.as_ref().unwrap().file_name();
                 let name = name.to_string_lossy();
-                name.starts_with("used-") && name.ends_with(".bin")
+                name.starts_with(&format!("{kind}-")) && name.ends_with(".bin")
             })
             .count()
+    };
+    let records = || {
+        assert_eq!(count("used"), count("recipes"), "one of each per output");
+        count("used")
     };
     assert_eq!(records(), 2);
     std::fs::remove_dir_all(d.join("b")).unwrap();

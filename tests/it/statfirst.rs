@@ -3,7 +3,8 @@
 //! hash comparison, and a long edit sequence gives the same output as full scans. And the
 //! record of the results the last build used (`used-<id>.bin`), which answers an edit build
 //! for every unchanged result before the memo is asked, and the record of parsed sources
-//! (`parsed-<id>.bin`), which spares it reading the sources whose stat did not move.
+//! (`parsed-<id>.bin`), which spares it reading the sources whose stat did not move, and the
+//! recipes of leaf groups (`recipes-<id>.bin`), which spare it making their inputs.
 
 use std::path::Path;
 use std::time::{Duration, SystemTime};
@@ -256,6 +257,20 @@ fn records(dir: &Path, kind: &str) -> Vec<std::path::PathBuf> {
         .unwrap_or_default()
 }
 
+/// Builds the twin output `p` with a cache folder of its own (`other-cache`) that loses its
+/// records of `kind` before each build.
+fn twin_build(d: &Path, kind: &str) -> serde_json::Value {
+    let other = d.join("other-cache");
+    for f in records(&other, kind) {
+        std::fs::remove_file(f).unwrap();
+    }
+    let set = format!("cache.path={}", other.join("c2s.sqlite").display());
+    let args = [
+        "build", "c", "--out", "p", "-q", "--json", "--set", "K=4", "--set", &set,
+    ];
+    serde_json::from_str(&ok(d, &args)).unwrap()
+}
+
 /// Asserts that two outputs hold the same files, naming those that differ.
 fn same_output(a: &Path, b: &Path, what: &str) {
     let (a, b) = (contents(a), contents(b));
@@ -363,17 +378,7 @@ fn an_edit_build_reads_only_the_sources_whose_stat_moved() {
         "the build recorded its parses"
     );
     // `p` reads every source on every build: its cache folder loses the record each time.
-    let other = d.join("other-cache");
-    let other_set = format!("cache.path={}", other.join("c2s.sqlite").display());
-    let build_p = || -> serde_json::Value {
-        for f in records(&other, "parsed") {
-            std::fs::remove_file(f).unwrap();
-        }
-        let args = [
-            "build", "c", "--out", "p", "-q", "--json", "--set", "K=4", "--set", &other_set,
-        ];
-        serde_json::from_str(&ok(d, &args)).unwrap()
-    };
+    let build_p = || twin_build(d, "parsed");
     // `p` follows the same builds as `o` (a warm start gives another tree than a first build).
     build_p();
     // What a parse gives besides records comes back from the record too: planted sentences,
@@ -425,4 +430,63 @@ fn an_edit_build_reads_only_the_sources_whose_stat_moved() {
     assert_eq!(o["sources_read"], 26, "{o}");
     assert_eq!(warnings(&o), warnings(&p));
     assert_eq!(contents(&d.join("o")), contents(&d.join("p")));
+}
+
+/// Leaf groups whose members did not change are keyed from the recipes the last build
+/// recorded (`recipes-<id>.bin`), without their inputs being made; the output is the same as
+/// when every input is made, and a damaged record is not read.
+#[test]
+fn an_edit_build_makes_only_the_inputs_of_groups_that_changed() {
+    let tmp = setup(120);
+    let d = tmp.path();
+    let cache = d.join("cache");
+    let leaves = || {
+        let tree: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(d.join("o/tree.json")).unwrap()).unwrap();
+        let nodes = tree["nodes"].as_array().unwrap().clone();
+        nodes.iter().filter(|n| n["level"] == 1).count() as u64
+    };
+    assert_eq!(
+        records(&cache, "recipes").len(),
+        1,
+        "the build recorded its recipes"
+    );
+    // `p` makes every input on every build: its cache folder loses the recipes each time.
+    let build_p = || twin_build(d, "recipes");
+    build_p();
+    for (step, name) in ["doc-00003.md", "doc-00017.md", "doc-00031.md"]
+        .iter()
+        .enumerate()
+    {
+        append(
+            &d.join("c").join(name),
+            &format!("Step {step} adds a tide table."),
+        );
+        let o = build(d, "o");
+        let p = build_p();
+        // The groups of the documents edited since the recipes were written (the file is
+        // rewritten only when more than about 1% missed), and any a document moved to.
+        let made = o["group_inputs_made"].as_u64().unwrap();
+        assert!(
+            (1..=2 * (step as u64 + 1)).contains(&made) && made < leaves(),
+            "step {step}: {made} of {} made: {o}",
+            leaves()
+        );
+        assert_eq!(
+            p["group_inputs_made"].as_u64(),
+            Some(leaves()),
+            "step {step}: {p}"
+        );
+        assert_eq!(o["stages"], p["stages"], "step {step}");
+        same_output(&d.join("o"), &d.join("p"), &format!("step {step}"));
+        settle();
+    }
+    // A damaged record is not read: every input is made, and the output is the same.
+    damage(&records(&cache, "recipes"));
+    append(&d.join("c/doc-00009.md"), "A last tide table.");
+    let o = build(d, "o");
+    let p = build_p();
+    assert_eq!(o["group_inputs_made"].as_u64(), Some(leaves()), "{o}");
+    assert_eq!(o["stages"], p["stages"]);
+    same_output(&d.join("o"), &d.join("p"), "after damage");
 }
