@@ -1,4 +1,5 @@
-//! Summarize stage: builds each cluster's summarizer input and runs summary, label and tag calls.
+//! Summarize stage: runs each cluster's summary, label and tag calls on its input (made or
+//! recalled in `node_input`).
 
 use std::collections::{HashMap, HashSet};
 
@@ -18,9 +19,9 @@ use crate::tree::Tree;
 /// Version of the summary/label/tags key layout.
 pub const SUMMARY_VERSION: u32 = 1;
 
-/// `input` (of leaf `node`, from [`cluster_input`]) with its members' names (at most [`MARKS`]
+/// `input` (of leaf `node`, from [`crate::stage::node_input::cluster_input`]) with its members' names (at most [`MARKS`]
 /// each), which only the extractive tags read. Found only where a result is computed: they
-/// follow from the members' titles and texts, which the key holds (see [`input_hash`]).
+/// follow from the members' titles and texts, which the key holds (see [`crate::stage::node_input::input_hash`]).
 fn with_names(input: &ClusterInput, tree: &Tree, node: usize, docs: &[Document]) -> ClusterInput {
     let mut out = input.clone();
     if !input.leaf {
