@@ -7,6 +7,7 @@
 //! Like `used`, an entry is right for any build that asks for its key: the file may be older
 //! or newer than the memo and the output, and a damaged one is not read.
 
+use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -15,12 +16,12 @@ use super::keyed::Keyed;
 
 const MAGIC: &[u8] = b"c2s-recipes 1\n";
 
-/// The recipes the last build recorded, and those this build used.
+/// The recipes the last build recorded, and those this build used (each once, however many
+/// times a level was summarized), with whether it was missing from the record.
 #[derive(Default)]
 pub struct Recipes {
     read: Option<Keyed>,
-    kept: Vec<(Key, Vec<u8>)>,
-    missed: usize,
+    kept: HashMap<Key, (Vec<u8>, bool)>,
 }
 
 /// Where the recipes of the output `out` are kept (`memo` is the memo's path).
@@ -44,25 +45,29 @@ impl Recipes {
 
     /// Notes that this build used `value` for `recipe`; `missed` when it was not recorded.
     pub fn keep(&mut self, recipe: Key, value: Vec<u8>, missed: bool) {
-        self.missed += usize::from(missed);
-        self.kept.push((recipe, value));
+        self.kept.entry(recipe).or_insert((value, missed));
     }
 
     /// How many values this build had to derive (their recipe was not recorded).
     pub fn missed(&self) -> usize {
-        self.missed
+        self.kept.values().filter(|(_, missed)| *missed).count()
     }
 
     /// Writes the recipes this build used to `path` when the recorded ones missed more than
     /// about 1% of them (or most are no longer used), and forgets both.
     pub fn save(&mut self, path: &Path) -> io::Result<()> {
         let read = self.read.take();
+        let missed = self.missed();
         let kept = std::mem::take(&mut self.kept);
-        if kept.is_empty() || !Keyed::worth_rewriting(read.as_ref(), kept.len(), self.missed) {
+        if kept.is_empty() || !Keyed::worth_rewriting(read.as_ref(), kept.len(), missed) {
             return Ok(());
         }
         drop(read);
-        super::keyed::write(path, MAGIC, kept.iter().map(|(k, v)| (k, v.as_slice())))
+        super::keyed::write(
+            path,
+            MAGIC,
+            kept.iter().map(|(k, (v, _))| (k, v.as_slice())),
+        )
     }
 }
 

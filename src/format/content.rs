@@ -65,38 +65,29 @@ impl<'a> Content<'a> {
     pub fn get(&self) -> Cow<'_, [u8]> {
         match self {
             Content::Bytes(b) => Cow::Borrowed(b),
-            Content::Lazy(f) => {
-                let mut v = Vec::new();
-                f(&mut v).expect("writing to memory cannot fail");
-                Cow::Owned(v)
-            }
+            Content::Lazy(f) => Cow::Owned(Self::make(f)),
             Content::Spilled(f, spill) => {
                 if *Self::made(spill)
                     && let Ok(b) = fs::read(&spill.file)
                 {
                     return Cow::Owned(b);
                 }
-                let mut v = Vec::new();
-                f(&mut v).expect("writing to memory cannot fail");
-                Cow::Owned(v)
+                Cow::Owned(Self::make(f))
             }
         }
+    }
+
+    fn make(f: &Writer) -> Vec<u8> {
+        let mut v = Vec::new();
+        f(&mut v).expect("writing to memory cannot fail");
+        v
     }
 
     /// The blake3 hash and the length, streamed.
     pub fn hash_and_len(&self) -> (blake3::Hash, u64) {
         match self {
             Content::Bytes(b) => (blake3::hash(b), b.len() as u64),
-            Content::Lazy(f) => {
-                let mut sink = Hashing::new(io::sink());
-                // Hashed in large pieces: blake3 hashes a 64 KiB piece with SIMD across its
-                // chunks, while the writers emit a few bytes per call.
-                let mut w = io::BufWriter::with_capacity(1 << 16, &mut sink);
-                f(&mut w).expect("hashing cannot fail");
-                w.flush().expect("hashing cannot fail");
-                drop(w);
-                (sink.hasher.finalize(), sink.len)
-            }
+            Content::Lazy(f) => Self::hash_made(f, io::sink()).expect("hashing cannot fail"),
             Content::Spilled(f, spill) => {
                 let mut made = Self::made(spill);
                 match Self::spill(f, &spill.file) {
@@ -108,8 +99,7 @@ impl<'a> Content<'a> {
                     Err(_) => {
                         let _ = fs::remove_file(&spill.file);
                         *made = false;
-                        drop(made);
-                        Content::Lazy(Box::new(|w: &mut dyn Write| f(w))).hash_and_len()
+                        Self::hash_made(f, io::sink()).expect("hashing cannot fail")
                     }
                 }
             }
@@ -121,7 +111,13 @@ impl<'a> Content<'a> {
         if let Some(dir) = file.parent() {
             fs::create_dir_all(dir)?;
         }
-        let mut sink = Hashing::new(fs::File::create(file)?);
+        Self::hash_made(f, fs::File::create(file)?)
+    }
+
+    /// Hashes `f`'s bytes on their way into `to`. In large pieces: blake3 hashes a 64 KiB
+    /// piece with SIMD across its chunks, while the writers emit a few bytes per call.
+    fn hash_made(f: &Writer, to: impl Write) -> io::Result<(blake3::Hash, u64)> {
+        let mut sink = Hashing::new(to);
         let mut w = BufWriter::with_capacity(1 << 16, &mut sink);
         f(&mut w)?;
         w.flush()?;

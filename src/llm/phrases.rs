@@ -221,14 +221,14 @@ pub fn held_words(group: &[Member]) -> Vec<String> {
 /// quarter of a group's members' titles (or headings), in at least three fifths of the groups
 /// (and two). A brand or product name that every document carries ("Wix", "Acme") tells no
 /// group from another. (Per group, so that a group's held words can be recorded.)
-pub fn common_of(groups: &[Vec<String>]) -> Vec<String> {
+pub fn common_of<G: AsRef<[String]>>(groups: &[G]) -> Vec<String> {
     let n = groups.len();
     if n < 2 {
         return Vec::new();
     }
     let mut held: BTreeMap<&str, usize> = BTreeMap::new();
     for g in groups {
-        for w in g {
+        for w in g.as_ref() {
             *held.entry(w).or_default() += 1;
         }
     }

@@ -68,13 +68,7 @@ pub fn keep_for_next(
             format!("cannot write ({e}); the next build looks every result up in the memo"),
         ));
     }
-    let saved = if write {
-        exec.recipes.save(&paths.recipes)
-    } else {
-        exec.recipes = Default::default();
-        Ok(())
-    };
-    if let Err(e) = saved {
+    if write && let Err(e) = exec.recipes.save(&paths.recipes) {
         failed.push((
             paths.recipes.clone(),
             format!("cannot write ({e}); the next build makes every group's input again"),

@@ -192,24 +192,22 @@ pub struct NodeInput {
     /// The words that a quarter of its members hold (see [`phrases::held_words`]), for the
     /// extractive labeller's level-wide [`phrases::common_of`]; empty for other backends.
     pub held: Vec<String>,
-    /// What the extractive labeller avoids ([`ClusterInput::avoid`]), set on its input.
-    pub avoid: Vec<String>,
     input: OnceLock<ClusterInput>,
 }
 
 impl NodeInput {
-    /// Its input, with [`NodeInput::avoid`] (made now when it was recalled by recipe).
-    pub fn input(&self, from: Sources) -> &ClusterInput {
+    /// Its input, with `avoid` (its level's [`ClusterInput::avoid`]) when it is made now (it
+    /// was recalled by recipe); see [`NodeInput::set_avoid`] for one made already.
+    pub fn input(&self, from: Sources, avoid: &[String]) -> &ClusterInput {
         self.input.get_or_init(|| {
             let mut input = cluster_input(from.tree, self.node, from.docs, from.cards);
-            input.avoid = self.avoid.clone();
+            input.avoid = avoid.to_vec();
             input
         })
     }
 
-    /// Sets what the extractive labeller avoids, on the input too when it is made.
+    /// Sets what the extractive labeller avoids on the input, if it is made already.
     pub fn set_avoid(&mut self, avoid: &[String]) {
-        self.avoid = avoid.to_vec();
         if let Some(input) = self.input.get_mut() {
             input.avoid = avoid.to_vec();
         }
@@ -264,7 +262,6 @@ fn node_input(
             hash,
             chars,
             held,
-            avoid: Vec::new(),
             input: OnceLock::new(),
         };
         return (input, Some((recipe, value, false)));
@@ -298,7 +295,6 @@ fn node_input(
         hash,
         chars,
         held,
-        avoid: Vec::new(),
         input: OnceLock::from(input),
     };
     (input, entry)

@@ -60,7 +60,7 @@ const BRAND_SAMPLE: usize = 1000;
 
 /// The words most groups of a level share (see [`ClusterInput::avoid`]), and the brand words
 /// that most documents' cards (title, one-line and phrases) hold.
-fn level_avoid(held: &[Vec<String>], cards: &[Card]) -> Vec<String> {
+fn level_avoid(held: &[&[String]], cards: &[Card]) -> Vec<String> {
     let step = cards.len().div_ceil(BRAND_SAMPLE).max(1);
     let heads = cards.iter().step_by(step).map(|c| c.render());
     let mut avoid = phrases::brand_words(heads);
@@ -93,6 +93,8 @@ pub fn summarize_nodes(
     // Every node's input hash is needed for its keys (most are then found in the memo): a
     // leaf's is recalled by recipe when the last build recorded it, else its input is made.
     let mut inputs = node_inputs(from, nodes, reads_marks, &mut exec.recipes);
+    // What the extractive labeller avoids: one list for the whole level.
+    let mut avoid: Vec<String> = Vec::new();
     if reads_marks {
         let chosen: HashSet<usize> = nodes.iter().copied().collect();
         let others: Vec<usize> = level
@@ -101,12 +103,8 @@ pub fn summarize_nodes(
             .filter(|i| !chosen.contains(i))
             .collect();
         let others = node_inputs(from, &others, reads_marks, &mut exec.recipes);
-        let held: Vec<Vec<String>> = inputs
-            .iter()
-            .chain(&others)
-            .map(|x| x.held.clone())
-            .collect();
-        let avoid = level_avoid(&held, cards);
+        let held: Vec<&[String]> = inputs.iter().chain(&others).map(|x| &x.held[..]).collect();
+        avoid = level_avoid(&held, cards);
         for x in &mut inputs {
             x.set_avoid(&avoid);
         }
@@ -123,7 +121,7 @@ pub fn summarize_nodes(
             input_chars: x.chars,
         },
         |x| {
-            let input = x.input(from);
+            let input = x.input(from, &avoid);
             or_extractive("summary", &x.subject, &sink, llm.summarize(input), || {
                 Extractive.summarize(input)
             })
@@ -139,7 +137,7 @@ pub fn summarize_nodes(
             input_chars: x.chars,
         },
         |x| {
-            let input = x.input(from);
+            let input = x.input(from, &avoid);
             // Names only where they are read: the extractive tags, or a model's fallback to them.
             let full = || with_names(input, shared, x.node, docs);
             let tags = if reads_marks {
@@ -160,9 +158,7 @@ pub fn summarize_nodes(
         .zip(summaries.iter().map(|s| s.value.0.as_str()))
         .collect();
     // Every node of the level avoids the same words: hashed once.
-    let avoid_hash = inputs
-        .first()
-        .map(|x| crate::hash::content_hash(x.avoid.join(" ").as_bytes()));
+    let avoid_hash = crate::hash::content_hash(avoid.join(" ").as_bytes());
     let labels: Vec<Maybe<Json<String>>> = exec.run::<_, _, BuildError>(
         "label",
         &with_summary,
@@ -170,7 +166,7 @@ pub fn summarize_nodes(
             let sh = crate::hash::content_hash(summary.as_bytes());
             let mut parts = vec![x.hash.clone(), sh];
             if reads_marks {
-                parts.extend(avoid_hash.clone());
+                parts.push(avoid_hash.clone());
             }
             Plan {
                 subject: x.subject.clone(),
@@ -179,7 +175,7 @@ pub fn summarize_nodes(
             }
         },
         |(x, summary)| {
-            let input = x.input(from);
+            let input = x.input(from, &avoid);
             let label = or_extractive(
                 "label",
                 &x.subject,
@@ -206,10 +202,7 @@ pub fn summarize_nodes(
         n.tags = tags;
     }
     if reads_marks {
-        let avoid: HashSet<String> = inputs
-            .first()
-            .map(|x| x.avoid.iter().cloned().collect())
-            .unwrap_or_default();
+        let avoid: HashSet<String> = avoid.into_iter().collect();
         crate::stage::label::distinct_labels(tree, nodes, cards, &avoid);
     }
     Ok(())
