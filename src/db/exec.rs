@@ -87,8 +87,10 @@ pub struct Executor<'a> {
     /// The results the previous build of the output used: asked before the memo, which then
     /// answers only for the keys that moved.
     pub used: Option<super::used::Used>,
-    /// Keys looked up that `used` did not hold.
+    /// Keys looked up that `used` did not hold (all of them without `used`).
     pub used_missed: usize,
+    /// Keys looked up.
+    pub looked_up: usize,
     /// Values derived to compute keys, by recipe (see [`super::recipes`]).
     pub recipes: super::recipes::Recipes,
 }
@@ -129,6 +131,7 @@ impl<'a> Executor<'a> {
             kept: Vec::new(),
             used: None,
             used_missed: 0,
+            looked_up: 0,
             recipes: Default::default(),
         }
     }
@@ -270,7 +273,9 @@ impl<'a> Executor<'a> {
         &mut self,
         keys: &[Key],
     ) -> Result<std::collections::HashMap<Key, Vec<u8>>, CacheError> {
+        self.looked_up += keys.len();
         let Some(used) = &self.used else {
+            self.used_missed += keys.len();
             return self.memo.get_many(keys);
         };
         let mut found = std::collections::HashMap::with_capacity(keys.len());

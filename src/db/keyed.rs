@@ -85,11 +85,27 @@ impl Keyed {
         (key, off, len)
     }
 
-    /// The value stored under `key`, if any.
+    /// The value stored under `key`, if any. Keys are hashes, spread evenly: the search guesses
+    /// where a key lies from its first bytes (two or three probes where halving takes 18 at
+    /// 260,000 entries, each a cache miss), and halves every other step, so that it never
+    /// takes more than twice the steps of a plain binary search.
     pub fn get(&self, key: &Key) -> Option<&[u8]> {
         let (mut lo, mut hi) = (0, self.count);
+        let target = prefix(key);
+        let mut guess = true;
         while lo < hi {
-            let mid = (lo + hi) / 2;
+            let mid = if guess {
+                let (a, b) = (prefix(self.row(lo).0), prefix(self.row(hi - 1).0));
+                if target < a || target > b {
+                    return None;
+                }
+                let ahead = (target - a) as u128 * (hi - 1 - lo) as u128;
+                let at = ahead.checked_div((b - a) as u128).unwrap_or(0) as usize;
+                lo + at
+            } else {
+                (lo + hi) / 2
+            };
+            guess = !guess;
             let (k, off, len) = self.row(mid);
             match k.cmp(&key[..]) {
                 std::cmp::Ordering::Less => lo = mid + 1,
@@ -102,6 +118,11 @@ impl Keyed {
         }
         None
     }
+}
+
+/// The first eight bytes of a key, as a number in key order.
+fn prefix(key: &[u8]) -> u64 {
+    u64::from_be_bytes(key[..8].try_into().expect("eight bytes"))
 }
 
 fn u64_at(buf: &[u8], at: usize) -> u64 {
@@ -168,6 +189,39 @@ mod tests {
         assert_eq!(used.get(&c), Some(&b"two"[..]));
         assert_eq!(used.get(&key(9)), None);
         assert!(!path.with_extension("bin.tmp").exists());
+    }
+
+    #[test]
+    fn every_key_is_found_among_many_and_uneven_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("used-x.bin");
+        let hashed = |i: u32| *blake3::hash(&i.to_le_bytes()).as_bytes();
+        // Hash keys, as the records hold, and a run that shares its first bytes (the guess
+        // cannot tell those apart: halving must).
+        let mut keys: Vec<Key> = (0..5000).map(hashed).collect();
+        keys.extend((0..60u8).map(|i| {
+            let mut k = [0x80; 32];
+            k[31] = i;
+            k
+        }));
+        keys.extend([[0; 32], [0xff; 32]]);
+        let values: Vec<Vec<u8>> = keys.iter().map(|k| k[..4].to_vec()).collect();
+        write(
+            &path,
+            MAGIC,
+            keys.iter().zip(values.iter().map(Vec::as_slice)),
+        )
+        .unwrap();
+        let file = Keyed::read(&path, MAGIC).unwrap();
+        for k in &keys {
+            assert_eq!(file.get(k), Some(&k[..4]), "{k:?}");
+        }
+        for i in 5000..6000 {
+            assert_eq!(file.get(&hashed(i)), None);
+        }
+        let mut near = [0x80; 32];
+        near[31] = 200;
+        assert_eq!(file.get(&near), None);
     }
 
     #[test]

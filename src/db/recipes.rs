@@ -17,12 +17,15 @@ use super::keyed::Keyed;
 const MAGIC: &[u8] = b"c2s-recipes 1\n";
 
 /// The recipes the last build recorded, and those this build used (each once, however many
-/// times a level was summarized), with whether it was missing from the record.
+/// times a level was summarized), with their kind and whether it was missing from the record.
 #[derive(Default)]
 pub struct Recipes {
     read: Option<Keyed>,
-    kept: HashMap<Key, (Vec<u8>, bool)>,
+    kept: HashMap<Key, (Vec<u8>, Made)>,
 }
+
+/// Whether a kept value had to be made (was not recorded), and of which kind it is.
+type Made = Option<&'static str>;
 
 /// Where the recipes of the output `out` are kept (`memo` is the memo's path).
 pub fn path_for(out: &Path, memo: &Path) -> PathBuf {
@@ -43,14 +46,28 @@ impl Recipes {
         self.read.as_ref()?.get(recipe)
     }
 
-    /// Notes that this build used `value` for `recipe`; `missed` when it was not recorded.
-    pub fn keep(&mut self, recipe: Key, value: Vec<u8>, missed: bool) {
-        self.kept.entry(recipe).or_insert((value, missed));
+    /// Notes that this build used `value` for `recipe` (of the kind `kind`, e.g. `"group"`);
+    /// `missed` when it was not recorded.
+    pub fn keep(&mut self, kind: &'static str, recipe: Key, value: Vec<u8>, missed: bool) {
+        self.kept
+            .entry(recipe)
+            .or_insert((value, missed.then_some(kind)));
     }
 
     /// How many values this build had to derive (their recipe was not recorded).
     pub fn missed(&self) -> usize {
-        self.kept.values().filter(|(_, missed)| *missed).count()
+        self.kept
+            .values()
+            .filter(|(_, made)| made.is_some())
+            .count()
+    }
+
+    /// How many values of the kind `kind` this build had to derive.
+    pub fn missed_of(&self, kind: &str) -> usize {
+        self.kept
+            .values()
+            .filter(|(_, made)| *made == Some(kind))
+            .count()
     }
 
     /// Writes the recipes this build used to `path` when the recorded ones missed more than
@@ -81,8 +98,8 @@ mod tests {
         let path = dir.path().join("recipes-x.bin");
         let mut r = Recipes::open(&path);
         assert_eq!(r.get(&[1; 32]), None);
-        r.keep([1; 32], b"one".to_vec(), true);
-        r.keep([2; 32], b"two".to_vec(), true);
+        r.keep("group", [1; 32], b"one".to_vec(), true);
+        r.keep("group", [2; 32], b"two".to_vec(), true);
         r.save(&path).unwrap();
         let r = Recipes::open(&path);
         assert_eq!(r.get(&[2; 32]), Some(&b"two"[..]));
@@ -99,13 +116,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("recipes-x.bin");
         let mut r = Recipes::open(&path);
-        r.keep([1; 32], b"one".to_vec(), true);
+        r.keep("group", [1; 32], b"one".to_vec(), true);
         r.save(&path).unwrap();
         let before = std::fs::metadata(&path).unwrap().modified().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(20));
         let mut r = Recipes::open(&path);
         let v = r.get(&[1; 32]).unwrap().to_vec();
-        r.keep([1; 32], v, false);
+        r.keep("group", [1; 32], v, false);
         r.save(&path).unwrap();
         assert_eq!(
             std::fs::metadata(&path).unwrap().modified().unwrap(),

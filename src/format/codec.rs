@@ -10,16 +10,23 @@ pub(super) fn sparse(bytes: &[u8]) -> Option<Vec<u8>> {
     if n > u16::MAX as usize {
         return None;
     }
-    let nonzero: Vec<(usize, &[u8])> = bytes
+    // Counted first, without allocating: most vectors of a dense embedder are not sparse, and
+    // the state file asks this of every vector of every build.
+    let nonzero = |c: &&[u8]| *c != [0u8; 4];
+    let mut count = 0;
+    for _ in bytes.chunks_exact(4).filter(nonzero) {
+        count += 1;
+        if 3 * count > n {
+            return None;
+        }
+    }
+    let mut out = Vec::with_capacity(4 + 6 * count);
+    out.extend_from_slice(&(n as u32).to_le_bytes());
+    for (i, c) in bytes
         .chunks_exact(4)
         .enumerate()
-        .filter(|(_, c)| *c != [0u8; 4])
-        .collect();
-    if 3 * nonzero.len() > n {
-        return None;
-    }
-    let mut out = (n as u32).to_le_bytes().to_vec();
-    for (i, c) in nonzero {
+        .filter(|(_, c)| nonzero(c))
+    {
         out.extend_from_slice(&(i as u16).to_le_bytes());
         out.extend_from_slice(c);
     }

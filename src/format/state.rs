@@ -69,7 +69,8 @@ pub fn write(
         writeln!(w, "{}", serde_json::to_string(&Doc { doc, hash })?)?;
     }
     let mut order: Vec<&Entry> = entries.iter().collect();
-    order.sort_by(|a, b| (&a.stage, a.key).cmp(&(&b.stage, b.key)));
+    // Unstable is enough: entries of one stage and key hold the same result (the memo's).
+    order.sort_unstable_by(|a, b| (&a.stage, a.key).cmp(&(&b.stage, b.key)));
     order.dedup_by(|a, b| a.stage == b.stage && a.key == b.key);
     // In parallel, the same bytes as one line after the other.
     crate::format::content::write_records(w, &order, 2048, b"", |e, buf| entry_line(buf, e))

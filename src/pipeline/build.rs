@@ -79,6 +79,9 @@ pub struct BuildReport {
     /// Leaf groups whose summarizer input was made from their members (the others' were
     /// recalled by recipe).
     pub group_inputs_made: usize,
+    /// Documents whose texts to embed were made and hashed (the others' hashes were recalled by
+    /// recipe).
+    pub embed_texts_made: usize,
     pub levels: usize,
     pub skills: usize,
     pub navigation_files: usize,
@@ -298,14 +301,12 @@ fn build_on(
 
     let cards = card::cards(docs, backends.llm.as_ref(), &mut exec)?;
     laps.lap("card");
-    let vectors = embed::embed_documents(
-        docs,
-        &cards,
-        cfg.tree.max_doc_chars,
-        (cfg.embed.chunk_tokens, cfg.embed.max_chunks),
-        backends.embedder.as_ref(),
-        &mut exec,
-    )?;
+    let cut = crate::stage::embed_input::Cut {
+        max_doc_chars: cfg.tree.max_doc_chars,
+        limit: cfg.embed.chunk_tokens,
+        max: cfg.embed.max_chunks,
+    };
+    let vectors = embed::embed_documents(docs, &cards, cut, backends.embedder.as_ref(), &mut exec)?;
     let doc_vectors = &vectors.docs;
     for &d in &vectors.truncated {
         diags.warn(
@@ -366,7 +367,8 @@ fn build_on(
         progress.status("Packed", &note);
     }
     let state = crate::pipeline::state::render(&cfg.tree_hash(), docs, &exec.kept);
-    let group_inputs_made = exec.recipes.missed();
+    let group_inputs_made = exec.recipes.missed_of(crate::stage::node_input::GROUP);
+    let embed_texts_made = exec.recipes.missed_of(crate::stage::embed_input::KIND);
     for (path, msg) in crate::pipeline::records::keep_for_next(&next, &mut exec, !opts.dry_run) {
         let file = crate::paths::display(&path, &opts.display_base);
         progress.warning(&format!("{file}: {msg}"));
@@ -453,6 +455,7 @@ fn build_on(
         sources: corpus.sources.len(),
         sources_read: corpus.read,
         group_inputs_made,
+        embed_texts_made,
         levels: tree.levels,
         skills: tree.roots.len(),
         navigation_files,

@@ -1,5 +1,5 @@
 //! Memo garbage collection: keeps the entries that the last build of each still-existing output
-//! used (its key slots) and the answers of batches still on record, and drops the records of
+//! used (its state file's results and its key slots) and the answers of batches still on record, and drops the records of
 //! outputs that are gone, with their stat index and records of used results and parsed sources.
 
 use std::collections::HashSet;
@@ -28,6 +28,9 @@ pub fn collect(memo: &Memo) -> Result<u64, CacheError> {
             }
             continue;
         }
+        // The slots are rewritten only when many keys moved; the state file has every result
+        // the last build used.
+        live.extend(state_keys(Path::new(out)));
         let Some(bytes) = memo.record(&name)? else {
             continue;
         };
@@ -41,4 +44,13 @@ pub fn collect(memo: &Memo) -> Result<u64, CacheError> {
     // Answers of batches still on record (collected, not yet used by a complete build).
     live.extend(crate::llm::batch::live_keys(memo)?);
     memo.retain(&live)
+}
+
+/// The keys of the results in the state file of the output `out` (none when it cannot be read).
+fn state_keys(out: &Path) -> Vec<Key> {
+    std::fs::read(out.join(crate::format::STATE_FILE))
+        .ok()
+        .and_then(|bytes| crate::format::state::read(&bytes, true).ok())
+        .map(|st| st.results.into_keys().collect())
+        .unwrap_or_default()
 }

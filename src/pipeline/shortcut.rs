@@ -64,6 +64,7 @@ pub(crate) fn up_to_date(
         sources: seen.sources,
         sources_read: 0,
         group_inputs_made: 0,
+        embed_texts_made: 0,
         levels: lock.levels,
         skills,
         navigation_files: nav,

@@ -1,5 +1,6 @@
-//! Embed stage: each document's card text plus its raw text (truncated), and re-embedding of
-//! clusters; memoized by the text's hash and the embedder's identity.
+//! Embed stage: each document's card text plus its raw text (truncated), the passages of long
+//! documents (what to embed: `embed_input`), and re-embedding of clusters; memoized by the
+//! text's hash and the embedder's identity.
 
 use crate::db::cache::KeyParts;
 use crate::db::exec::{Batching, Executor, Plan};
@@ -8,19 +9,10 @@ use crate::error::BuildError;
 use crate::ingest::Document;
 use crate::llm::Card;
 use crate::matrix::Matrix;
-use crate::text::clip_chars;
+use crate::stage::embed_input::{Cut, ToEmbed, doc_texts};
 
 /// Version of the embed stage's key layout.
 pub const EMBED_VERSION: u32 = 1;
-
-/// The embedding input of a document: `card + "\n---\n" + text[..max_doc_chars]`.
-pub fn document_text(card: &Card, doc: &Document, max_doc_chars: usize) -> String {
-    format!(
-        "{}\n---\n{}",
-        card.render(),
-        clip_chars(&doc.text, max_doc_chars)
-    )
-}
 
 /// A corpus's vectors: one per document (what clustering and routing use) and one per passage
 /// of the long documents (what ranking uses: a document matches as well as its best passage).
@@ -37,62 +29,31 @@ pub struct DocVectors {
 }
 
 /// Embeds every document (card + the start of its text, stage `embed`) and, with chunking on,
-/// the passages of the long ones (stage `chunk`); each text is memoized on its own.
+/// the passages of the long ones (stage `chunk`); each text is memoized on its own. The texts
+/// are made only for documents whose recipe the last build did not record (`embed_input`).
 pub fn embed_documents(
     docs: &[Document],
     cards: &[Card],
-    max_doc_chars: usize,
-    chunking: (usize, usize),
+    cut: Cut,
     embedder: &dyn Embedder,
     exec: &mut Executor,
 ) -> Result<DocVectors, BuildError> {
-    use rayon::prelude::*;
-    let texts: Vec<(String, String)> = docs
-        .iter()
-        .zip(cards)
-        .map(|(d, c)| (d.id.clone(), document_text(c, d, max_doc_chars)))
-        .collect();
-    let heads = embed_texts("embed", &texts, embedder, exec)?;
-    let (limit, max) = chunking;
-    let per_doc: Vec<Vec<String>> = docs
-        .par_iter()
-        .zip(cards)
-        .map(|(d, c)| {
-            // A document the head embedding covers whole, and that would give fewer than two
-            // full passages, needs none (its passages would repeat the head: at 10,000 short
-            // documents they doubled the vectors an edit build reads).
-            let whole = crate::stage::chunk::estimate_tokens(&c.render())
-                + crate::stage::chunk::estimate_tokens(&d.text);
-            if limit == 0 || (whole <= 2 * limit && d.text.chars().count() <= max_doc_chars) {
-                return Vec::new();
-            }
-            // Passages go in as they are: a title on each (measured on covidqa) pulls every
-            // passage of a paper towards the same vector and costs dense retrieval 0.03 Recall@5.
-            crate::stage::chunk::passages(&d.text, limit, max + 1)
-        })
-        .collect();
-    let truncated: Vec<usize> = (0..per_doc.len())
-        .filter(|&i| per_doc[i].len() > max)
-        .collect();
-    let per_doc: Vec<Vec<String>> = per_doc
-        .into_iter()
-        .map(|mut ps| {
-            ps.truncate(max);
-            ps
-        })
-        .collect();
-    let mut items: Vec<(String, String)> = Vec::new();
+    let texts = doc_texts(docs, cards, cut, &mut exec.recipes);
+    let heads: Vec<&ToEmbed> = texts.iter().map(|t| &t.head).collect();
+    let heads = embed_items("embed", &heads, embedder, exec)?;
+    let truncated: Vec<usize> = (0..texts.len()).filter(|&i| texts[i].truncated).collect();
+    let mut items: Vec<&ToEmbed> = Vec::new();
     let mut owner: Vec<u32> = Vec::new();
-    for (i, ps) in per_doc.into_iter().enumerate() {
-        for (k, p) in ps.into_iter().enumerate() {
-            items.push((format!("{}#{}", docs[i].id, k + 1), p));
+    for (i, t) in texts.iter().enumerate() {
+        for p in &t.passages {
+            items.push(p);
             owner.push(i as u32);
         }
     }
     let chunks = if items.is_empty() {
         Matrix::new(heads.dims)
     } else {
-        embed_texts("chunk", &items, embedder, exec)?
+        embed_items("chunk", &items, embedder, exec)?
     };
     if chunks.rows > 0 && chunks.dims != heads.dims {
         return Err(BuildError::Embed(EmbedError::Backend(format!(
@@ -121,40 +82,56 @@ pub fn embed_documents(
     })
 }
 
-/// The memo key of one embedding.
-pub fn embed_key(text: &str, embedder: &dyn Embedder) -> KeyParts {
+/// The memo key of one embedding (of the text whose content hash is `hash`).
+pub fn embed_key(hash: &str, embedder: &dyn Embedder) -> KeyParts {
     KeyParts {
         stage: "embed".into(),
         stage_version: EMBED_VERSION,
         prompt: String::new(),
         model: embedder.model_id(),
-        inputs: vec![crate::hash::content_hash(text.as_bytes())],
+        inputs: vec![hash.to_string()],
     }
 }
 
-/// Embeds `(subject, text)` pairs through the memo, in length-sorted batches of the
-/// backend's size; counts go to `stage`. Every vector (cached or new) must have one size.
+/// Embeds `(subject, text)` pairs through the memo (see [`embed_items`]).
 pub fn embed_texts(
     stage: &'static str,
     items: &[(String, String)],
     embedder: &dyn Embedder,
     exec: &mut Executor,
 ) -> Result<Matrix, BuildError> {
+    let items: Vec<ToEmbed> = items
+        .iter()
+        .map(|(subject, text)| ToEmbed::made(subject.clone(), text.clone()))
+        .collect();
+    let refs: Vec<&ToEmbed> = items.iter().collect();
+    embed_items(stage, &refs, embedder, exec)
+}
+
+/// Embeds `items` through the memo, in length-sorted batches of the backend's size; counts go
+/// to `stage`. Every vector (cached or new) must have one size.
+pub fn embed_items(
+    stage: &'static str,
+    items: &[&ToEmbed],
+    embedder: &dyn Embedder,
+    exec: &mut Executor,
+) -> Result<Matrix, BuildError> {
     let batching = Batching {
         size: embedder.batch_size(),
-        order: |(_, text): &(String, String)| text.len(),
+        order: |t: &&ToEmbed| t.chars,
     };
     let vectors: Vec<Vec<f32>> = exec.run_batched(
         stage,
         items,
-        |(subject, text)| Plan {
-            subject: subject.clone(),
-            parts: embed_key(text, embedder),
-            input_chars: text.len(),
+        |t| Plan {
+            subject: t.subject.clone(),
+            parts: embed_key(&t.hash, embedder),
+            input_chars: t.chars,
         },
         batching,
         |group| {
-            let texts: Vec<&str> = group.iter().map(|(_, t)| t.as_str()).collect();
+            let made: Vec<std::borrow::Cow<str>> = group.iter().map(|t| t.text()).collect();
+            let texts: Vec<&str> = made.iter().map(|t| t.as_ref()).collect();
             let v = embedder.embed(&texts)?;
             if v.len() != texts.len() {
                 return Err(BuildError::Embed(EmbedError::Backend(format!(
@@ -175,10 +152,11 @@ pub fn embed_texts(
     let mut m = Matrix::new(dims);
     m.data.reserve(dims * vectors.len());
     // Consumed one by one, so the vectors are not held twice.
-    for (v, (subject, _)) in vectors.into_iter().zip(items) {
+    for (v, t) in vectors.into_iter().zip(items) {
         if v.len() != dims || dims == 0 {
             return Err(BuildError::Embed(EmbedError::Backend(format!(
-                "the vector of `{subject}` has {} dimensions, but others from {} have {dims}\n  help: the cache holds vectors of another shape; run `c2s clean --cache` and build again",
+                "the vector of `{}` has {} dimensions, but others from {} have {dims}\n  help: the cache holds vectors of another shape; run `c2s clean --cache` and build again",
+                t.subject,
                 v.len(),
                 embedder.model_id()
             ))));

@@ -160,6 +160,9 @@ fn leaves(tree: &Tree) -> Vec<usize> {
 /// New documents join the leaf whose centroid is nearest; returns the leaves that grew.
 fn place_new(tree: &mut Tree, added: &[usize], vectors: &Matrix) -> HashSet<usize> {
     let mut grown = HashSet::new();
+    if added.is_empty() {
+        return grown;
+    }
     let leaves: Vec<usize> = leaves(tree)
         .into_iter()
         .filter(|&l| !tree.nodes[l].docs.is_empty())

@@ -1,4 +1,4 @@
-//! The compile stages, in data-flow order: `card`, `chunk` + `embed`, then per level (`hierarchy`)
+//! The compile stages, in data-flow order: `card`, `chunk` + `embed` (texts: `embed_input`), then per level (`hierarchy`)
 //! `cluster` → `node_input` (each node's summarizer input and key) → `summarize` (summaries,
 //! labels via the LLM, tags) → `label` (slug names) →
 //! `repartition`; `incremental` updates a previous tree in place; `enrich` and `render` finish.
@@ -8,6 +8,7 @@ pub mod card;
 pub mod chunk;
 pub mod cluster;
 pub mod embed;
+pub mod embed_input;
 pub mod enrich;
 pub mod fallback;
 pub mod hierarchy;

@@ -170,6 +170,9 @@ pub fn node_subject(tree: &Tree, node: usize, docs: &[Document]) -> String {
 /// Bumped when what a leaf's input is made of changes within one c2s version.
 const RECIPE_VERSION: u32 = 1;
 
+/// The name under which leaf group recipes are counted.
+pub const GROUP: &str = "group";
+
 /// What a node's input is made from, for inputs made on demand.
 #[derive(Clone, Copy)]
 pub struct Sources<'a> {
@@ -231,7 +234,7 @@ pub fn node_inputs(
     made.into_iter()
         .map(|(input, entry)| {
             if let Some((recipe, value, missed)) = entry {
-                recipes.keep(recipe, value, missed);
+                recipes.keep(GROUP, recipe, value, missed);
             }
             input
         })

@@ -32,6 +32,7 @@ mod publish;
 mod readability;
 mod readable;
 mod real_llm;
+mod recipes;
 mod scale;
 mod serve;
 mod skill_pack;

@@ -3,8 +3,8 @@
 //! hash comparison, and a long edit sequence gives the same output as full scans. And the
 //! record of the results the last build used (`used-<id>.bin`), which answers an edit build
 //! for every unchanged result before the memo is asked, and the record of parsed sources
-//! (`parsed-<id>.bin`), which spares it reading the sources whose stat did not move, and the
-//! recipes of leaf groups (`recipes-<id>.bin`), which spare it making their inputs.
+//! (`parsed-<id>.bin`), which spares it reading the sources whose stat did not move. (The
+//! recipes beside them are in `recipes`.)
 
 use std::path::Path;
 use std::time::{Duration, SystemTime};
@@ -12,11 +12,11 @@ use std::time::{Duration, SystemTime};
 use crate::common::{c2s, contents, ok, synth_corpus};
 
 /// Past the index's 50 ms racy window: stats taken after this are trusted.
-fn settle() {
+pub(crate) fn settle() {
     std::thread::sleep(Duration::from_millis(120));
 }
 
-fn build(dir: &Path, out: &str) -> serde_json::Value {
+pub(crate) fn build(dir: &Path, out: &str) -> serde_json::Value {
     let args = ["build", "c", "--out", out, "-q", "--json", "--set", "K=4"];
     serde_json::from_str(&ok(dir, &args)).unwrap()
 }
@@ -43,7 +43,7 @@ fn set_mtime(path: &Path, t: SystemTime) {
     f.set_modified(t).unwrap();
 }
 
-fn setup(n: usize) -> tempfile::TempDir {
+pub(crate) fn setup(n: usize) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     synth_corpus(&tmp.path().join("c"), n, 3, 5);
     settle();
@@ -243,7 +243,7 @@ fn a_hundred_edits_give_the_output_of_full_scans() {
 }
 
 /// The records named `kind-<id>.bin` in `dir`.
-fn records(dir: &Path, kind: &str) -> Vec<std::path::PathBuf> {
+pub(crate) fn records(dir: &Path, kind: &str) -> Vec<std::path::PathBuf> {
     std::fs::read_dir(dir)
         .map(|d| {
             d.filter_map(|e| e.ok().map(|e| e.path()))
@@ -259,7 +259,7 @@ fn records(dir: &Path, kind: &str) -> Vec<std::path::PathBuf> {
 
 /// Builds the twin output `p` with a cache folder of its own (`other-cache`) that loses its
 /// records of `kind` before each build.
-fn twin_build(d: &Path, kind: &str) -> serde_json::Value {
+pub(crate) fn twin_build(d: &Path, kind: &str) -> serde_json::Value {
     let other = d.join("other-cache");
     for f in records(&other, kind) {
         std::fs::remove_file(f).unwrap();
@@ -272,7 +272,7 @@ fn twin_build(d: &Path, kind: &str) -> serde_json::Value {
 }
 
 /// Asserts that two outputs hold the same files, naming those that differ.
-fn same_output(a: &Path, b: &Path, what: &str) {
+pub(crate) fn same_output(a: &Path, b: &Path, what: &str) {
     let (a, b) = (contents(a), contents(b));
     let differ: Vec<&String> = a
         .iter()
@@ -289,7 +289,7 @@ fn same_output(a: &Path, b: &Path, what: &str) {
 }
 
 /// Flips a byte in the middle of each file.
-fn damage(files: &[std::path::PathBuf]) {
+pub(crate) fn damage(files: &[std::path::PathBuf]) {
     for f in files {
         let mut bytes = std::fs::read(f).unwrap();
         let at = bytes.len() / 2;
@@ -299,7 +299,7 @@ fn damage(files: &[std::path::PathBuf]) {
 }
 
 /// Appends a paragraph to a source.
-fn append(file: &Path, paragraph: &str) {
+pub(crate) fn append(file: &Path, paragraph: &str) {
     let text = std::fs::read_to_string(file).unwrap();
     std::fs::write(file, format!("{text}\n{paragraph}\n")).unwrap();
 }
@@ -308,7 +308,7 @@ fn used_files(dir: &Path) -> Vec<std::path::PathBuf> {
     records(dir, "used")
 }
 
-fn remove_memo(cache: &Path) {
+pub(crate) fn remove_memo(cache: &Path) {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(cache.join(format!("c2s.sqlite{suffix}")));
     }
@@ -430,63 +430,4 @@ fn an_edit_build_reads_only_the_sources_whose_stat_moved() {
     assert_eq!(o["sources_read"], 26, "{o}");
     assert_eq!(warnings(&o), warnings(&p));
     assert_eq!(contents(&d.join("o")), contents(&d.join("p")));
-}
-
-/// Leaf groups whose members did not change are keyed from the recipes the last build
-/// recorded (`recipes-<id>.bin`), without their inputs being made; the output is the same as
-/// when every input is made, and a damaged record is not read.
-#[test]
-fn an_edit_build_makes_only_the_inputs_of_groups_that_changed() {
-    let tmp = setup(120);
-    let d = tmp.path();
-    let cache = d.join("cache");
-    let leaves = || {
-        let tree: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(d.join("o/tree.json")).unwrap()).unwrap();
-        let nodes = tree["nodes"].as_array().unwrap().clone();
-        nodes.iter().filter(|n| n["level"] == 1).count() as u64
-    };
-    assert_eq!(
-        records(&cache, "recipes").len(),
-        1,
-        "the build recorded its recipes"
-    );
-    // `p` makes every input on every build: its cache folder loses the recipes each time.
-    let build_p = || twin_build(d, "recipes");
-    build_p();
-    for (step, name) in ["doc-00003.md", "doc-00017.md", "doc-00031.md"]
-        .iter()
-        .enumerate()
-    {
-        append(
-            &d.join("c").join(name),
-            &format!("Step {step} adds a tide table."),
-        );
-        let o = build(d, "o");
-        let p = build_p();
-        // The groups of the documents edited since the recipes were written (the file is
-        // rewritten only when more than about 1% missed), and any a document moved to.
-        let made = o["group_inputs_made"].as_u64().unwrap();
-        assert!(
-            (1..=2 * (step as u64 + 1)).contains(&made) && made < leaves(),
-            "step {step}: {made} of {} made: {o}",
-            leaves()
-        );
-        assert_eq!(
-            p["group_inputs_made"].as_u64(),
-            Some(leaves()),
-            "step {step}: {p}"
-        );
-        assert_eq!(o["stages"], p["stages"], "step {step}");
-        same_output(&d.join("o"), &d.join("p"), &format!("step {step}"));
-        settle();
-    }
-    // A damaged record is not read: every input is made, and the output is the same.
-    damage(&records(&cache, "recipes"));
-    append(&d.join("c/doc-00009.md"), "A last tide table.");
-    let o = build(d, "o");
-    let p = build_p();
-    assert_eq!(o["group_inputs_made"].as_u64(), Some(leaves()), "{o}");
-    assert_eq!(o["stages"], p["stages"]);
-    same_output(&d.join("o"), &d.join("p"), "after damage");
 }

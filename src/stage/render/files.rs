@@ -147,10 +147,12 @@ fn pretty_map<V: Serialize + Sync>(map: &BTreeMap<&str, V>, w: &mut dyn Write) -
     let entries: Vec<(&&str, &V)> = map.iter().collect();
     w.write_all(b"{\n")?;
     crate::format::content::write_records(w, &entries, 512, b",\n", |(k, v), buf| {
-        let one =
-            serde_json::to_vec_pretty(&BTreeMap::from([(**k, *v)])).map_err(io::Error::other)?;
+        let at = buf.len();
+        serde_json::to_writer_pretty(&mut *buf, &BTreeMap::from([(**k, *v)]))
+            .map_err(io::Error::other)?;
         // "{\n" + the entry + "\n}": the entry alone.
-        buf.extend_from_slice(&one[2..one.len() - 2]);
+        buf.truncate(buf.len() - 2);
+        buf.drain(at..at + 2);
         Ok(())
     })?;
     w.write_all(b"\n}")

@@ -1,0 +1,125 @@
+//! The recipes beside the memo (`recipes-<id>.bin`): an edit build recalls the keys' inputs of
+//! unchanged leaf groups and the hashes of unchanged documents' texts to embed instead of making
+//! them, gives the same output as a build that makes them all, and makes a text again when the
+//! memo lacks its vector.
+
+use crate::common::synth_corpus;
+use crate::statfirst::{
+    append, build, damage, records, remove_memo, same_output, settle, setup, twin_build,
+};
+
+/// Leaf groups whose members did not change are keyed from the recipes the last build
+/// recorded (`recipes-<id>.bin`), without their inputs being made; the output is the same as
+/// when every input is made, and a damaged record is not read.
+#[test]
+fn an_edit_build_makes_only_the_inputs_of_groups_that_changed() {
+    let tmp = setup(120);
+    let d = tmp.path();
+    let cache = d.join("cache");
+    let leaves = || {
+        let tree: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(d.join("o/tree.json")).unwrap()).unwrap();
+        let nodes = tree["nodes"].as_array().unwrap().clone();
+        nodes.iter().filter(|n| n["level"] == 1).count() as u64
+    };
+    assert_eq!(
+        records(&cache, "recipes").len(),
+        1,
+        "the build recorded its recipes"
+    );
+    // `p` makes every input on every build: its cache folder loses the recipes each time.
+    let build_p = || twin_build(d, "recipes");
+    build_p();
+    for (step, name) in ["doc-00003.md", "doc-00017.md", "doc-00031.md"]
+        .iter()
+        .enumerate()
+    {
+        append(
+            &d.join("c").join(name),
+            &format!("Step {step} adds a tide table."),
+        );
+        let o = build(d, "o");
+        let p = build_p();
+        // The groups of the documents edited since the recipes were written (the file is
+        // rewritten only when more than about 1% missed), and any a document moved to.
+        let made = o["group_inputs_made"].as_u64().unwrap();
+        assert!(
+            (1..=2 * (step as u64 + 1)).contains(&made) && made < leaves(),
+            "step {step}: {made} of {} made: {o}",
+            leaves()
+        );
+        assert_eq!(
+            p["group_inputs_made"].as_u64(),
+            Some(leaves()),
+            "step {step}: {p}"
+        );
+        // Only the edited documents' texts to embed were made, every one of `p`'s.
+        assert_eq!(o["embed_texts_made"], step + 1, "step {step}: {o}");
+        assert_eq!(p["embed_texts_made"], 120, "step {step}: {p}");
+        assert_eq!(o["stages"], p["stages"], "step {step}");
+        same_output(&d.join("o"), &d.join("p"), &format!("step {step}"));
+        settle();
+    }
+    // A damaged record is not read: every input is made, and the output is the same.
+    damage(&records(&cache, "recipes"));
+    append(&d.join("c/doc-00009.md"), "A last tide table.");
+    let o = build(d, "o");
+    let p = build_p();
+    assert_eq!(o["group_inputs_made"].as_u64(), Some(leaves()), "{o}");
+    assert_eq!(o["embed_texts_made"], 120, "{o}");
+    assert_eq!(o["stages"], p["stages"]);
+    same_output(&d.join("o"), &d.join("p"), "after damage");
+}
+
+/// A long document's paragraphs (`n` of them, in words of its own).
+fn long_text(doc: usize, n: usize) -> String {
+    let mut text = format!("# Long report {doc}\n\n");
+    for p in 0..n {
+        let words: Vec<String> = (0..40)
+            .map(|w| format!("w{doc}x{}", (p * 7 + w * 3) % 97))
+            .collect();
+        text.push_str(&format!("Section {p} notes {}.\n\n", words.join(" ")));
+    }
+    text
+}
+
+/// The texts of long documents (a head and passages each) are recalled by recipe like the
+/// others; when the memo lacks their vectors (a new memo under the same output's records), each
+/// text is made again from its document and gives the output a build without recipes gives.
+#[test]
+fn texts_to_embed_are_recalled_and_made_again_when_the_memo_lacks_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    synth_corpus(&d.join("c"), 30, 3, 7);
+    for i in 0..4 {
+        std::fs::write(d.join(format!("c/long-{i}.md")), long_text(i, 30)).unwrap();
+    }
+    settle();
+    let first = build(d, "o");
+    assert_eq!(first["embed_texts_made"], 34, "{first}");
+    let passages = first["stages"]["chunk"]["computed"].as_u64().unwrap();
+    assert!(passages >= 8, "the long documents have passages: {first}");
+    settle();
+    append(
+        &d.join("c/long-2.md"),
+        "Section 99 adds a closing tide table.",
+    );
+    let o = build(d, "o");
+    assert_eq!(o["embed_texts_made"], 1, "{o}");
+    assert_eq!(o["stages"]["embed"]["computed"], 1, "{o}");
+    // A cold build elsewhere makes every text; this one, with its recipes and nothing else,
+    // makes only the edited document's (the recipes were written before the edit: the file is
+    // rewritten past about 1% of misses), computes every vector, and writes the same output.
+    let q = twin_build(d, "recipes");
+    assert_eq!(q["embed_texts_made"], 34, "{q}");
+    std::fs::remove_dir_all(d.join("o")).unwrap();
+    remove_memo(&d.join("cache"));
+    for f in records(&d.join("cache"), "used") {
+        std::fs::remove_file(f).unwrap();
+    }
+    let o = build(d, "o");
+    assert_eq!(o["embed_texts_made"], 1, "{o}");
+    assert_eq!(o["stages"]["embed"]["computed"], 34, "{o}");
+    assert_eq!(o["stages"]["chunk"], q["stages"]["chunk"], "{o}");
+    same_output(&d.join("o"), &d.join("p"), "texts made again");
+}
