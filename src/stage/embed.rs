@@ -9,7 +9,7 @@ use crate::error::BuildError;
 use crate::ingest::Document;
 use crate::llm::Card;
 use crate::matrix::Matrix;
-use crate::stage::embed_input::{Cut, ToEmbed, doc_texts};
+use crate::stage::embed_input::{Cell, Cut, ToEmbed, doc_texts};
 
 /// Version of the embed stage's key layout.
 pub const EMBED_VERSION: u32 = 1;
@@ -38,7 +38,8 @@ pub fn embed_documents(
     embedder: &dyn Embedder,
     exec: &mut Executor,
 ) -> Result<DocVectors, BuildError> {
-    let texts = doc_texts(docs, cards, cut, &mut exec.recipes);
+    let cells: Vec<Cell> = (0..docs.len()).map(|_| Cell::new()).collect();
+    let texts = doc_texts(docs, cards, &cells, cut, &mut exec.recipes);
     let heads: Vec<&ToEmbed> = texts.iter().map(|t| &t.head).collect();
     let heads = embed_items("embed", &heads, embedder, exec)?;
     let truncated: Vec<usize> = (0..texts.len()).filter(|&i| texts[i].truncated).collect();
@@ -130,7 +131,17 @@ pub fn embed_items(
         },
         batching,
         |group| {
-            let made: Vec<std::borrow::Cow<str>> = group.iter().map(|t| t.text()).collect();
+            let made: Vec<std::borrow::Cow<str>> = group
+                .iter()
+                .map(|t| {
+                    t.text().ok_or_else(|| {
+                        BuildError::Embed(EmbedError::Backend(format!(
+                            "the recipes beside the memo name a passage `{}` that its document no longer has\n  help: run `c2s clean --cache` and build again",
+                            t.subject
+                        )))
+                    })
+                })
+                .collect::<Result<_, _>>()?;
             let texts: Vec<&str> = made.iter().map(|t| t.as_ref()).collect();
             let v = embedder.embed(&texts)?;
             if v.len() != texts.len() {

@@ -5,6 +5,7 @@
 //! is made again only if the memo lacks its vector.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use rayon::prelude::*;
 
@@ -39,12 +40,16 @@ pub fn document_text(card: &Card, doc: &Document, max_doc_chars: usize) -> Strin
     )
 }
 
-/// Where a text to embed comes from: made, or to be made again from its document.
+/// Where a text to embed comes from: made, or to be made again from its document (a passage:
+/// from the document's passages, cut once into its cell however many of them are asked for).
 enum Text<'a> {
     Made(String),
     Head(&'a Document, &'a Card, Cut),
-    Passage(&'a Document, usize, Cut),
+    Passage(&'a Document, usize, Cut, &'a Cell),
 }
+
+/// A document's passages, cut when the first of them must be made again.
+pub type Cell = OnceLock<Vec<String>>;
 
 /// One text to embed: what it is about, the hash and length of its text, and the text.
 pub struct ToEmbed<'a> {
@@ -65,12 +70,18 @@ impl ToEmbed<'_> {
         }
     }
 
-    /// The text, made again from its document when only its hash was recalled.
-    pub fn text(&self) -> Cow<'_, str> {
+    /// The text, made again from its document when only its hash was recalled; `None` when a
+    /// recipe names a passage that the document's text does not give (a damaged record).
+    pub fn text(&self) -> Option<Cow<'_, str>> {
         match &self.text {
-            Text::Made(s) => Cow::Borrowed(s),
-            Text::Head(doc, card, cut) => Cow::Owned(document_text(card, doc, cut.max_doc_chars)),
-            Text::Passage(doc, k, cut) => Cow::Owned(cut_passages(doc, cut).swap_remove(*k)),
+            Text::Made(s) => Some(Cow::Borrowed(s)),
+            Text::Head(doc, card, cut) => {
+                Some(Cow::Owned(document_text(card, doc, cut.max_doc_chars)))
+            }
+            Text::Passage(doc, k, cut, cell) => cell
+                .get_or_init(|| cut_passages(doc, cut))
+                .get(*k)
+                .map(|p| Cow::Borrowed(p.as_str())),
         }
     }
 }
@@ -83,10 +94,12 @@ pub struct DocTexts<'a> {
     pub truncated: bool,
 }
 
-/// The texts of every document, in order; records each document's recipe in `recipes`.
+/// The texts of every document, in order (`cells`: one per document); records each document's
+/// recipe in `recipes`.
 pub fn doc_texts<'a>(
     docs: &'a [Document],
     cards: &'a [Card],
+    cells: &'a [Cell],
     cut: Cut,
     recipes: &mut Recipes,
 ) -> Vec<DocTexts<'a>> {
@@ -94,11 +107,12 @@ pub fn doc_texts<'a>(
     let made: Vec<(DocTexts, Key, Vec<u8>, bool)> = docs
         .par_iter()
         .zip(cards)
-        .map(|(doc, card)| {
+        .zip(cells)
+        .map(|((doc, card), cell)| {
             let key = recipe(doc, card, cut);
             let recalled = known
                 .get(&key)
-                .and_then(|v| Some((recall(v, doc, card, cut)?, v.to_vec())));
+                .and_then(|v| Some((recall(v, (doc, card, cell), cut)?, v.to_vec())));
             match recalled {
                 Some((texts, value)) => (texts, key, value, false),
                 None => {
@@ -195,7 +209,11 @@ fn encode(texts: &DocTexts) -> Vec<u8> {
 }
 
 /// The texts a recorded value names, to be made again only when needed.
-fn recall<'a>(value: &[u8], doc: &'a Document, card: &'a Card, cut: Cut) -> Option<DocTexts<'a>> {
+fn recall<'a>(
+    value: &[u8],
+    (doc, card, cell): (&'a Document, &'a Card, &'a Cell),
+    cut: Cut,
+) -> Option<DocTexts<'a>> {
     let text = std::str::from_utf8(value).ok()?;
     let mut lines = text.split('\n');
     let truncated = match lines.next()? {
@@ -208,7 +226,10 @@ fn recall<'a>(value: &[u8], doc: &'a Document, card: &'a Card, cut: Cut) -> Opti
         let (hash, chars) = line.split_once(' ')?;
         let (subject, text) = match i {
             0 => (doc.id.clone(), Text::Head(doc, card, cut)),
-            k => (format!("{}#{k}", doc.id), Text::Passage(doc, k - 1, cut)),
+            k => (
+                format!("{}#{k}", doc.id),
+                Text::Passage(doc, k - 1, cut, cell),
+            ),
         };
         texts.push(ToEmbed {
             subject,

@@ -1,7 +1,7 @@
 //! Bundle files (`<skill>/bundles/NNN.md`: several documents, each a section behind an anchor
 //! named by its id) and the part files of a document split for the token cap.
 
-use std::fmt::Write as _;
+use std::fmt::Write;
 
 use super::nav::link_text;
 use super::{Ctx, relative};
@@ -35,21 +35,32 @@ pub fn bundle_file(ctx: &Ctx, b: usize) -> Vec<u8> {
 }
 
 /// A document's line in its bundle's list.
-pub fn list_line(title: &str, id: &str, s: &mut String) {
+pub fn list_line(title: &str, id: &str, s: &mut impl Write) {
     let _ = writeln!(s, "- [{}](#{id})", link_text(title));
 }
 
-/// The bytes a document takes in a bundle: its line in the list, a blank line and its section.
+/// The bytes a document takes in a bundle: its line in the list, a blank line and its section
+/// (counted as they are written, without making them: packing asks this of every document).
 pub fn bundled_bytes(doc: &Document, title: &str) -> usize {
-    let mut s = String::with_capacity(doc.text.len() + 256);
-    list_line(title, &doc.id, &mut s);
-    s.push('\n');
-    section(doc, title, &mut s);
-    s.len()
+    let mut n = Counted(0);
+    list_line(title, &doc.id, &mut n);
+    n.0 += 1;
+    section(doc, title, &mut n);
+    n.0
+}
+
+/// A writer that only counts the bytes written to it.
+struct Counted(usize);
+
+impl Write for Counted {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0 += s.len();
+        Ok(())
+    }
 }
 
 /// One document's section: its anchors (id and aliases), title, id line, and text.
-fn section(doc: &Document, title: &str, s: &mut String) {
+fn section(doc: &Document, title: &str, s: &mut impl Write) {
     for id in std::iter::once(&doc.id).chain(&doc.aliases) {
         let _ = write!(s, "{SECTION_MARK}{id}\"></a>");
     }
@@ -58,13 +69,13 @@ fn section(doc: &Document, title: &str, s: &mut String) {
     if !doc.aliases.is_empty() {
         let _ = write!(s, " · the same text as: {}", doc.aliases.join(", "));
     }
-    s.push_str("\n\n");
+    let _ = s.write_str("\n\n");
     for line in doc.text.lines() {
         if line.starts_with(SECTION_MARK) {
-            s.push(' ');
+            let _ = s.write_char(' ');
         }
-        s.push_str(line);
-        s.push('\n');
+        let _ = s.write_str(line);
+        let _ = s.write_char('\n');
     }
 }
 
@@ -172,5 +183,24 @@ mod tests {
             "an indented mark is text"
         );
         assert_eq!(section_ids(b), vec!["a1", "b2"]);
+    }
+
+    #[test]
+    fn counted_bytes_are_the_bytes_written() {
+        let mut doc = Document::served(
+            "d1".into(),
+            "docs/ü ber.md".into(),
+            "Tïtle".into(),
+            "# Tïtle\n\n<a id=\"x\"></a> a line that looks like a mark\r\nlast — line".into(),
+            vec!["d0".into()],
+        );
+        for aliases in [vec!["d0".to_string()], Vec::new()] {
+            doc.aliases = aliases;
+            let mut s = String::new();
+            list_line("Tïtle [x]", &doc.id, &mut s);
+            s.push('\n');
+            section(&doc, "Tïtle [x]", &mut s);
+            assert_eq!(bundled_bytes(&doc, "Tïtle [x]"), s.len());
+        }
     }
 }
