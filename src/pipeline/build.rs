@@ -401,6 +401,7 @@ fn build_on(
     }
     laps.lap("render");
     let written = if opts.dry_run {
+        drop(files);
         WriteStats::default()
     } else {
         let known = Known {
@@ -449,7 +450,7 @@ fn build_on(
     };
     laps.lap("write");
 
-    Ok(BuildReport {
+    let report = BuildReport {
         output: crate::paths::display(&opts.out_dir, &opts.display_base),
         documents: docs.len(),
         sources: corpus.sources.len(),
@@ -474,7 +475,11 @@ fn build_on(
         seeded: exec.counts.values().map(|c| c.seeded).sum(),
         batch: None,
         dry_run: opts.dry_run.then(|| exec.misses().to_vec()),
-    })
+    };
+    drop(ctx);
+    let slots = std::mem::take(&mut exec.slots);
+    crate::pipeline::drop_later((slots, corpus, tree, cards, vectors));
+    Ok(report)
 }
 
 fn report_unsupported(unsupported: &std::collections::HashMap<String, usize>, progress: &Progress) {
