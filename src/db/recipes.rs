@@ -2,7 +2,8 @@
 //! (`recipes-<id>.bin`): a leaf group's summarizer input is made from its members' texts
 //! (markdown parsed, excerpts cut) only to be hashed, on every build, for every group. Its
 //! recipe (the hash of everything the derivation reads: the members' content hashes and card
-//! titles, the c2s version) names the result, so the next build looks it up instead.
+//! titles, the c2s version) names the result, so the next build looks it up instead. A
+//! document's texts to embed are recalled the same way (`stage::embed_input`).
 //!
 //! Like `used`, an entry is right for any build that asks for its key: the file may be older
 //! or newer than the memo and the output, and a damaged one is not read.
@@ -17,15 +18,19 @@ use super::keyed::Keyed;
 const MAGIC: &[u8] = b"c2s-recipes 1\n";
 
 /// The recipes the last build recorded, and those this build used (each once, however many
-/// times a level was summarized), with their kind and whether it was missing from the record.
+/// times a level was summarized).
 #[derive(Default)]
 pub struct Recipes {
     read: Option<Keyed>,
-    kept: HashMap<Key, (Vec<u8>, Made)>,
+    kept: HashMap<Key, Kept>,
 }
 
-/// Whether a kept value had to be made (was not recorded), and of which kind it is.
-type Made = Option<&'static str>;
+/// What this build used under a recipe: the recorded value (read again from the record only if
+/// the file is rewritten), or a value it had to make, of a kind (e.g. `"group"`).
+pub enum Kept {
+    Recorded,
+    Made(&'static str, Vec<u8>),
+}
 
 /// Where the recipes of the output `out` are kept (`memo` is the memo's path).
 pub fn path_for(out: &Path, memo: &Path) -> PathBuf {
@@ -46,19 +51,28 @@ impl Recipes {
         self.read.as_ref()?.get(recipe)
     }
 
-    /// Notes that this build used `value` for `recipe` (of the kind `kind`, e.g. `"group"`);
-    /// `missed` when it was not recorded.
-    pub fn keep(&mut self, kind: &'static str, recipe: Key, value: Vec<u8>, missed: bool) {
-        self.kept
-            .entry(recipe)
-            .or_insert((value, missed.then_some(kind)));
+    /// Notes what this build used for `recipe`.
+    pub fn keep(&mut self, recipe: Key, kept: Kept) {
+        self.kept.entry(recipe).or_insert(kept);
+    }
+
+    /// Notes what each item used (items without a recipe use none), and returns the items.
+    pub fn keep_all<T>(&mut self, made: Vec<(T, Option<(Key, Kept)>)>) -> Vec<T> {
+        made.into_iter()
+            .map(|(item, kept)| {
+                if let Some((recipe, kept)) = kept {
+                    self.keep(recipe, kept);
+                }
+                item
+            })
+            .collect()
     }
 
     /// How many values this build had to derive (their recipe was not recorded).
     pub fn missed(&self) -> usize {
         self.kept
             .values()
-            .filter(|(_, made)| made.is_some())
+            .filter(|k| matches!(k, Kept::Made(..)))
             .count()
     }
 
@@ -66,7 +80,7 @@ impl Recipes {
     pub fn missed_of(&self, kind: &str) -> usize {
         self.kept
             .values()
-            .filter(|(_, made)| *made == Some(kind))
+            .filter(|k| matches!(k, Kept::Made(made, _) if *made == kind))
             .count()
     }
 
@@ -79,12 +93,11 @@ impl Recipes {
         if kept.is_empty() || !Keyed::worth_rewriting(read.as_ref(), kept.len(), missed) {
             return Ok(());
         }
-        drop(read);
-        super::keyed::write(
-            path,
-            MAGIC,
-            kept.iter().map(|(k, (v, _))| (k, v.as_slice())),
-        )
+        let rows = kept.iter().filter_map(|(k, v)| match v {
+            Kept::Made(_, v) => Some((k, v.as_slice())),
+            Kept::Recorded => read.as_ref()?.get(k).map(|v| (k, v)),
+        });
+        super::keyed::write(path, MAGIC, rows)
     }
 }
 
@@ -98,8 +111,8 @@ mod tests {
         let path = dir.path().join("recipes-x.bin");
         let mut r = Recipes::open(&path);
         assert_eq!(r.get(&[1; 32]), None);
-        r.keep("group", [1; 32], b"one".to_vec(), true);
-        r.keep("group", [2; 32], b"two".to_vec(), true);
+        r.keep([1; 32], Kept::Made("group", b"one".to_vec()));
+        r.keep([2; 32], Kept::Made("group", b"two".to_vec()));
         r.save(&path).unwrap();
         let r = Recipes::open(&path);
         assert_eq!(r.get(&[2; 32]), Some(&b"two"[..]));
@@ -116,17 +129,46 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("recipes-x.bin");
         let mut r = Recipes::open(&path);
-        r.keep("group", [1; 32], b"one".to_vec(), true);
+        r.keep([1; 32], Kept::Made("group", b"one".to_vec()));
         r.save(&path).unwrap();
         let before = std::fs::metadata(&path).unwrap().modified().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(20));
         let mut r = Recipes::open(&path);
-        let v = r.get(&[1; 32]).unwrap().to_vec();
-        r.keep("group", [1; 32], v, false);
+        assert!(r.get(&[1; 32]).is_some());
+        r.keep([1; 32], Kept::Recorded);
         r.save(&path).unwrap();
         assert_eq!(
             std::fs::metadata(&path).unwrap().modified().unwrap(),
             before
         );
+    }
+
+    #[test]
+    fn a_rewrite_keeps_the_recorded_values_it_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("recipes-x.bin");
+        let mut r = Recipes::open(&path);
+        r.keep([1; 32], Kept::Made("group", b"one".to_vec()));
+        r.keep([2; 32], Kept::Made("group", b"two".to_vec()));
+        r.save(&path).unwrap();
+        // Enough new values to rewrite the file; one recorded value used, one not.
+        let mut r = Recipes::open(&path);
+        r.keep([1; 32], Kept::Recorded);
+        for i in 0..300u32 {
+            let mut k = [9; 32];
+            k[..4].copy_from_slice(&i.to_le_bytes());
+            r.keep(k, Kept::Made("embed", i.to_le_bytes().to_vec()));
+        }
+        assert_eq!(
+            (r.missed(), r.missed_of("embed"), r.missed_of("group")),
+            (300, 300, 0)
+        );
+        r.save(&path).unwrap();
+        let r = Recipes::open(&path);
+        assert_eq!(r.get(&[1; 32]), Some(&b"one"[..]));
+        assert_eq!(r.get(&[2; 32]), None, "what the build did not use goes");
+        let mut k = [9; 32];
+        k[..4].copy_from_slice(&7u32.to_le_bytes());
+        assert_eq!(r.get(&k), Some(&7u32.to_le_bytes()[..]));
     }
 }

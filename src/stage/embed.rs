@@ -103,7 +103,7 @@ pub fn embed_texts(
 ) -> Result<Matrix, BuildError> {
     let items: Vec<ToEmbed> = items
         .iter()
-        .map(|(subject, text)| ToEmbed::made(subject.clone(), text.clone()))
+        .map(|(subject, text)| ToEmbed::made(subject.clone(), text.as_str()))
         .collect();
     let refs: Vec<&ToEmbed> = items.iter().collect();
     embed_items(stage, &refs, embedder, exec)

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use rayon::prelude::*;
 
 use crate::db::cache::Key;
-use crate::db::recipes::Recipes;
+use crate::db::recipes::{Kept, Recipes};
 use crate::ingest::Document;
 use crate::llm::Card;
 use crate::stage::chunk::{estimate_tokens, passages};
@@ -43,7 +43,7 @@ pub fn document_text(card: &Card, doc: &Document, max_doc_chars: usize) -> Strin
 /// Where a text to embed comes from: made, or to be made again from its document (a passage:
 /// from the document's passages, cut once into its cell however many of them are asked for).
 enum Text<'a> {
-    Made(String),
+    Made(Cow<'a, str>),
     Head(&'a Document, &'a Card, Cut),
     Passage(&'a Document, usize, Cut, &'a Cell),
 }
@@ -59,9 +59,10 @@ pub struct ToEmbed<'a> {
     text: Text<'a>,
 }
 
-impl ToEmbed<'_> {
-    /// A text made by the caller.
-    pub fn made(subject: String, text: String) -> ToEmbed<'static> {
+impl<'a> ToEmbed<'a> {
+    /// A text made by the caller (owned, or borrowed from it).
+    pub fn made(subject: String, text: impl Into<Cow<'a, str>>) -> ToEmbed<'a> {
+        let text = text.into();
         ToEmbed {
             subject,
             hash: crate::hash::content_hash(text.as_bytes()),
@@ -74,7 +75,7 @@ impl ToEmbed<'_> {
     /// recipe names a passage that the document's text does not give (a damaged record).
     pub fn text(&self) -> Option<Cow<'_, str>> {
         match &self.text {
-            Text::Made(s) => Some(Cow::Borrowed(s)),
+            Text::Made(s) => Some(Cow::Borrowed(s.as_ref())),
             Text::Head(doc, card, cut) => {
                 Some(Cow::Owned(document_text(card, doc, cut.max_doc_chars)))
             }
@@ -104,31 +105,26 @@ pub fn doc_texts<'a>(
     recipes: &mut Recipes,
 ) -> Vec<DocTexts<'a>> {
     let known: &Recipes = recipes;
-    let made: Vec<(DocTexts, Key, Vec<u8>, bool)> = docs
+    let made: Vec<(DocTexts, Option<(Key, Kept)>)> = docs
         .par_iter()
         .zip(cards)
         .zip(cells)
         .map(|((doc, card), cell)| {
             let key = recipe(doc, card, cut);
-            let recalled = known
+            match known
                 .get(&key)
-                .and_then(|v| Some((recall(v, (doc, card, cell), cut)?, v.to_vec())));
-            match recalled {
-                Some((texts, value)) => (texts, key, value, false),
+                .and_then(|v| recall(v, (doc, card, cell), cut))
+            {
+                Some(texts) => (texts, Some((key, Kept::Recorded))),
                 None => {
                     let texts = make(doc, card, cut);
                     let value = encode(&texts);
-                    (texts, key, value, true)
+                    (texts, Some((key, Kept::Made(KIND, value))))
                 }
             }
         })
         .collect();
-    made.into_iter()
-        .map(|(texts, key, value, missed)| {
-            recipes.keep(KIND, key, value, missed);
-            texts
-        })
-        .collect()
+    recipes.keep_all(made)
 }
 
 /// A document's passages, with `cut.max + 1` asked for so that a cut text shows.

@@ -6,7 +6,7 @@
 use std::sync::OnceLock;
 
 use crate::db::cache::Key;
-use crate::db::recipes::Recipes;
+use crate::db::recipes::{Kept, Recipes};
 use crate::ingest::Document;
 use crate::llm::phrases::{self, Member};
 use crate::llm::{Card, ClusterInput, ClusterItem, Marks, members_of};
@@ -227,37 +227,26 @@ pub fn node_inputs(
 ) -> Vec<NodeInput> {
     use rayon::prelude::*;
     let known: &Recipes = recipes;
-    let made: Vec<(NodeInput, Option<Kept>)> = nodes
+    let made: Vec<(NodeInput, Option<(Key, Kept)>)> = nodes
         .par_iter()
         .map(|&i| node_input(from, i, reads_marks, known))
         .collect();
-    made.into_iter()
-        .map(|(input, entry)| {
-            if let Some((recipe, value, missed)) = entry {
-                recipes.keep(GROUP, recipe, value, missed);
-            }
-            input
-        })
-        .collect()
+    recipes.keep_all(made)
 }
-
-/// A leaf's recipe, the value it names, and whether it had to be made (not recorded).
-type Kept = (Key, Vec<u8>, bool);
 
 fn node_input(
     from: Sources,
     node: usize,
     reads_marks: bool,
     recipes: &Recipes,
-) -> (NodeInput, Option<Kept>) {
+) -> (NodeInput, Option<(Key, Kept)>) {
     let Sources { tree, docs, cards } = from;
     let subject = node_subject(tree, node, docs);
     let recipe = (tree.nodes[node].level == 1).then(|| leaf_recipe(from, node, reads_marks));
     let recalled = recipe
         .as_ref()
-        .and_then(|r| recipes.get(r).map(|v| (r, v)))
-        .and_then(|(r, v)| Some((*r, v.to_vec(), decode(v)?)));
-    if let Some((recipe, value, (hash, chars, held))) = recalled {
+        .and_then(|r| Some((*r, decode(recipes.get(r)?)?)));
+    if let Some((recipe, (hash, chars, held))) = recalled {
         let input = NodeInput {
             node,
             leaf: true,
@@ -267,7 +256,7 @@ fn node_input(
             held,
             input: OnceLock::new(),
         };
-        return (input, Some((recipe, value, false)));
+        return (input, Some((recipe, Kept::Recorded)));
     }
     let input = cluster_input(tree, node, docs, cards);
     let members: Vec<&str> = if input.leaf {
@@ -290,7 +279,7 @@ fn node_input(
         Vec::new()
     };
     let chars = chars(&input);
-    let entry = recipe.map(|r| (r, encode(&hash, chars, &held), true));
+    let entry = recipe.map(|r| (r, Kept::Made(GROUP, encode(&hash, chars, &held))));
     let input = NodeInput {
         node,
         leaf: input.leaf,
