@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Incremental-build benchmark with the offline backends on a synthetic corpus (default 10,000
 # documents): cold build, no-op rebuild, `c2s check`, one-document edits, ten documents edited
-# before one build, and one-document edits in a fresh clone (the committed output without the memo: the build seeds from OUT/state.jsonl).
+# before one build, and one-document edits in a fresh clone (the committed output without the memo: the build seeds from OUT/state/).
 # Reports the median of several runs of each and its ratio to the cold build, and the state
 # file's size against the whole output. Usage: scripts/bench-incremental.sh [N]
 set -euo pipefail
@@ -102,6 +102,7 @@ for name, xs, target in [("cold build", cold, None), ("no-op rebuild", noop, t_n
 print(f"peak RSS of an edit / the cold build: {statistics.median(rss['one-document edit']) / statistics.median(rss['cold build']):.2f} (target <= 0.25)")
 print(f"fresh-clone edit / edit with the memo: {statistics.median(fresh) / statistics.median(edit):.2f} x (target <= 2)")
 total = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(out) for f in fs)
-state = os.path.getsize(os.path.join(out, "state.jsonl"))
-print(f"state.jsonl {state / 1e6:.1f} MB of a {total / 1e6:.1f} MB output ({100 * state / total:.0f}%)")
+state = os.path.getsize(os.path.join(out, "state.jsonl")) + sum(
+    os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(os.path.join(out, "state")) for f in fs)
+print(f"state.jsonl and state/ {state / 1e6:.1f} MB of a {total / 1e6:.1f} MB output ({100 * state / total:.0f}%)")
 PY

@@ -156,16 +156,16 @@ fn summary_line(r: &BuildReport) -> String {
         + &usage_line(r)
 }
 
-/// `seeded: N results from OUT/state.jsonl …` when a build continued a committed output.
+/// `seeded: N results from OUT/state/ …` when a build continued a committed output.
 fn seeded_line(r: &BuildReport) -> String {
     if r.seeded == 0 {
         return String::new();
     }
     format!(
-        "\n         seeded: {} from {}/{} (this memo had not built the output; nothing was recomputed for them)",
+        "\n         seeded: {} from {}/{}/ (this memo had not built the output; nothing was recomputed for them)",
         plural(r.seeded, "result"),
         r.output,
-        crate::format::STATE_FILE
+        crate::format::state::STATE_DIR
     )
 }
 

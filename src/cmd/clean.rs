@@ -1,5 +1,6 @@
 //! `c2s clean`: remove the output (only a c2s output) and, with `--cache`, the memo and the
-//! output's records beside it (stat index, used results, parsed sources, recipes).
+//! output's records beside it (stat index, used results, parsed sources, recipes, and the
+//! recipes of `documents.json`'s entries).
 
 use std::path::Path;
 
@@ -16,12 +17,16 @@ pub fn clean_cmd(args: &CleanArgs, progress: &Progress) -> Result<u8, Error> {
     let used = crate::db::used::path_for(&target.out_dir, &path);
     let parsed = crate::ingest::parsed::path_for(&target.out_dir, &path);
     let recipes = crate::db::recipes::path_for(&target.out_dir, &path);
+    let entries = crate::stage::render::splice::entries_path(&target.out_dir, &path);
     remove_output(&target.out_dir, progress)?;
     if args.cache {
         let mut removed = false;
         let memo = ["", "-wal", "-shm"]
             .map(|suffix| std::path::PathBuf::from(format!("{}{suffix}", path.display())));
-        for p in memo.into_iter().chain([index, used, parsed, recipes]) {
+        for p in memo
+            .into_iter()
+            .chain([index, used, parsed, recipes, entries])
+        {
             if p.exists() {
                 std::fs::remove_file(&p).map_err(|source| Error::Io {
                     context: "cannot remove",

@@ -3,7 +3,8 @@
 //! Document files are made when the lock hashes them and again when they are written, so a
 //! million of them are never all in memory at once. The large whole-corpus files
 //! (`documents.json`, `vectors.bin`), which every edit changes, are written to a spill file
-//! while they are hashed and moved into place, so they are made once.
+//! while they are hashed and moved into place, so they are made once. Content whose hash and
+//! length a recipe recalls (the state file's result shards) is made only when it is written.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -23,6 +24,8 @@ pub enum Content<'a> {
     Lazy(Box<Writer<'a>>),
     /// Lazy content that hashing also writes to a file, which the writer then moves into place.
     Spilled(Box<Writer<'a>>, Spill),
+    /// Lazy content whose blake3 hash and length are known without making it.
+    Recalled(blake3::Hash, u64, Box<Writer<'a>>),
 }
 
 /// Where spilled content is written while it is hashed, and whether it is there now (the first
@@ -57,6 +60,16 @@ impl<'a> Content<'a> {
         }
     }
 
+    /// Lazy content made by `f`, whose bytes hash to `hash` and are `len` long (a recipe's
+    /// record; the caller vouches for it).
+    pub fn recalled(
+        hash: blake3::Hash,
+        len: u64,
+        f: impl Fn(&mut dyn Write) -> io::Result<()> + Send + Sync + 'a,
+    ) -> Self {
+        Content::Recalled(hash, len, Box::new(f))
+    }
+
     fn made(spill: &Spill) -> std::sync::MutexGuard<'_, bool> {
         spill.made.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -65,7 +78,7 @@ impl<'a> Content<'a> {
     pub fn get(&self) -> Cow<'_, [u8]> {
         match self {
             Content::Bytes(b) => Cow::Borrowed(b),
-            Content::Lazy(f) => Cow::Owned(Self::make(f)),
+            Content::Lazy(f) | Content::Recalled(_, _, f) => Cow::Owned(Self::make(f)),
             Content::Spilled(f, spill) => {
                 if *Self::made(spill)
                     && let Ok(b) = fs::read(&spill.file)
@@ -88,6 +101,7 @@ impl<'a> Content<'a> {
         match self {
             Content::Bytes(b) => (blake3::hash(b), b.len() as u64),
             Content::Lazy(f) => Self::hash_made(f, io::sink()).expect("hashing cannot fail"),
+            Content::Recalled(hash, len, _) => (*hash, *len),
             Content::Spilled(f, spill) => {
                 let mut made = Self::made(spill);
                 match Self::spill(f, &spill.file) {
@@ -129,7 +143,7 @@ impl<'a> Content<'a> {
     pub fn write_file(&self, path: &Path) -> io::Result<()> {
         match self {
             Content::Bytes(b) => fs::write(path, b),
-            Content::Lazy(f) => Self::make_file(f, path),
+            Content::Lazy(f) | Content::Recalled(_, _, f) => Self::make_file(f, path),
             Content::Spilled(f, spill) => {
                 let mut made = Self::made(spill);
                 if *made && fs::rename(&spill.file, path).is_ok() {
@@ -160,6 +174,7 @@ impl std::fmt::Debug for Content<'_> {
         match self {
             Content::Bytes(b) => write!(f, "Bytes({} bytes)", b.len()),
             Content::Lazy(_) => f.write_str("Lazy"),
+            Content::Recalled(_, len, _) => write!(f, "Recalled({len} bytes)"),
             Content::Spilled(_, spill) => write!(f, "Spilled({})", spill.file.display()),
         }
     }

@@ -1,17 +1,21 @@
-//! The build state file `state.jsonl`: every memoized result a build used, under the memo key it
-//! was computed with, and each document's content hash. A checkout without the memo reads it
-//! back to continue the build (seed its memo, warm-start its tree) instead of starting over.
+//! The build state: every memoized result a build used, under the memo key it was computed
+//! with, and each document's content hash. A checkout without the memo reads it back to
+//! continue the build (seed its memo, warm-start its tree) instead of starting over.
 //!
 //! One JSON object per line, so that a one-document edit changes a few lines of a diff:
-//! - first `{"c2s_state":1,"tree_hash":"…"}`;
-//! - then `{"doc":ID,"hash":HASH}` per document, by id;
-//! - then `{"stage":STAGE,"key":HEX,"json":VALUE}` (JSON results: cards, summaries, labels,
-//!   tags, review decisions) or `{"stage":STAGE,"key":HEX,"f32":BASE64}` (vectors, little-endian
-//!   f32; `"f32z"` for a mostly-zero vector: its length, then index and value of the others),
-//!   by stage and key.
+//! - `state.jsonl`: first `{"c2s_state":2,"tree_hash":"…"}`, then `{"doc":ID,"hash":HASH}` per
+//!   document, by id;
+//! - `state/<stage>.jsonl`, or `state/<stage>-<hex>.jsonl` for the results whose key starts
+//!   with those hex digits once a stage has more than 4,096 (one digit up to 65,536, then
+//!   two): `{"stage":STAGE,"key":HEX,"json":VALUE}` (JSON results: cards, summaries, labels,
+//!   tags, review decisions) or `{"stage":STAGE,"key":HEX,"f32":BASE64}` (vectors,
+//!   little-endian f32; `"f32z"` for a mostly-zero vector: its length, then index and value
+//!   of the others), by key. An edit rewrites the few shards whose results changed, not every
+//!   result (150 MB at 100,000 documents).
 //!
-//! The file is data: it is parsed, never run, and a build takes from it only the results whose
-//! key it asks for.
+//! Format 1 kept the results in `state.jsonl` after the documents; it is still read. The files
+//! are data: parsed, never run, and a build takes from them only the results whose key it
+//! asks for.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
@@ -24,8 +28,16 @@ use super::codec::{base64_into, dense, hex_into, sparse, unbase64, unhex};
 /// The state file at the output root.
 pub const STATE_FILE: &str = "state.jsonl";
 
-/// Version of the line format.
-pub const STATE_VERSION: u32 = 1;
+/// The folder of the result shards, at the output root.
+pub const STATE_DIR: &str = "state";
+
+/// Version of the format: 2 keeps the results in [`STATE_DIR`]; 1 (results in the state file)
+/// is read too.
+pub const STATE_VERSION: u32 = 2;
+
+/// Results per shard past which a stage's results are split by the first hex digit of their
+/// key (and past 16 times that, by the first two).
+const SHARD_RESULTS: usize = 4096;
 
 pub use crate::db::cache::Key;
 pub use crate::db::exec::{Entry, Form};
@@ -52,13 +64,19 @@ struct Doc<'a> {
     hash: &'a str,
 }
 
-/// Writes the state: the header, the documents, then `entries` sorted by stage and key (one
-/// line per key).
-pub fn write(
+/// Whether the output path `rel` is build state (the state file or a result shard).
+pub fn is_state(rel: &str) -> bool {
+    rel == STATE_FILE
+        || rel
+            .strip_prefix(STATE_DIR)
+            .is_some_and(|r| r.starts_with('/') || r.starts_with('\\'))
+}
+
+/// Writes the state file: the header, then the documents.
+pub fn write_head(
     w: &mut dyn Write,
     tree_hash: &str,
     docs: &BTreeMap<&str, &str>,
-    entries: &[Entry],
 ) -> io::Result<()> {
     let header = Header {
         c2s_state: STATE_VERSION,
@@ -68,12 +86,74 @@ pub fn write(
     for (doc, hash) in docs {
         writeln!(w, "{}", serde_json::to_string(&Doc { doc, hash })?)?;
     }
+    Ok(())
+}
+
+/// One result shard: its output path and its results, by key.
+pub struct Shard<'e> {
+    pub path: String,
+    pub entries: Vec<&'e Entry>,
+}
+
+/// `entries` (in any order, repeats allowed) by stage and key, one per key, cut into shards.
+pub fn shards(entries: &[Entry]) -> Vec<Shard<'_>> {
     let mut order: Vec<&Entry> = entries.iter().collect();
     // Unstable is enough: entries of one stage and key hold the same result (the memo's).
     order.sort_unstable_by(|a, b| (&a.stage, a.key).cmp(&(&b.stage, b.key)));
     order.dedup_by(|a, b| a.stage == b.stage && a.key == b.key);
-    // In parallel, the same bytes as one line after the other.
-    crate::format::content::write_records(w, &order, 2048, b"", |e, buf| entry_line(buf, e))
+    let mut out: Vec<Shard> = Vec::new();
+    for stage in order.chunk_by(|a, b| a.stage == b.stage) {
+        let digits = shard_digits(stage.len());
+        for part in stage.chunk_by(|a, b| prefix(&a.key, digits) == prefix(&b.key, digits)) {
+            let p = prefix(&part[0].key, digits);
+            let name = file_stem(&part[0].stage);
+            out.push(Shard {
+                path: if p.is_empty() {
+                    format!("{STATE_DIR}/{name}.jsonl")
+                } else {
+                    format!("{STATE_DIR}/{name}-{p}.jsonl")
+                },
+                entries: part.to_vec(),
+            });
+        }
+    }
+    out
+}
+
+/// How many hex digits of the key name the shard of a stage with `n` results.
+fn shard_digits(n: usize) -> usize {
+    let mut digits = 0;
+    while digits < 3 && n > SHARD_RESULTS << (4 * digits) {
+        digits += 1;
+    }
+    digits
+}
+
+/// The first `digits` hex digits of `key`.
+fn prefix(key: &Key, digits: usize) -> String {
+    let mut hex = Vec::with_capacity(64);
+    hex_into(&mut hex, key);
+    String::from_utf8_lossy(&hex[..digits]).into_owned()
+}
+
+/// A stage's name as a file name (stages are plain words; anything else becomes `_`).
+fn file_stem(stage: &str) -> String {
+    stage
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Writes one shard's results, a line each (in parallel: the same bytes as one line after the
+/// other).
+pub fn write_shard(w: &mut dyn Write, entries: &[&Entry]) -> io::Result<()> {
+    crate::format::content::write_records(w, entries, 2048, b"", |e, buf| entry_line(buf, e))
 }
 
 /// One result's line, written straight into `w` (a line per result makes the state file
@@ -150,17 +230,17 @@ struct DocLine<'a> {
     hash: std::borrow::Cow<'a, str>,
 }
 
-/// Reads a state file (with `results`, its results too; without, it stops after the
-/// documents); `Err` names the line and what is wrong with it.
+/// Reads a state file (with `results`, the results of a format-1 file too; without, it stops
+/// after the documents); `Err` names the line and what is wrong with it.
 pub fn read(bytes: &[u8], results: bool) -> Result<State, String> {
     let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8 ({e})"))?;
     let mut lines = text.lines().enumerate();
     let (_, first) = lines.next().ok_or("the file is empty")?;
     let header: Header =
         serde_json::from_str(first).map_err(|e| format!("line 1: not a c2s state header ({e})"))?;
-    if header.c2s_state != STATE_VERSION {
+    if !(1..=STATE_VERSION).contains(&header.c2s_state) {
         return Err(format!(
-            "line 1: state format {} (this c2s reads {STATE_VERSION})",
+            "line 1: state format {} (this c2s reads 1 to {STATE_VERSION}; a newer c2s wrote it)",
             header.c2s_state
         ));
     }
@@ -184,36 +264,73 @@ pub fn read(bytes: &[u8], results: bool) -> Result<State, String> {
             state.doc_hashes.insert(doc.to_string(), hash.to_string());
             continue;
         }
-        let (Some(stage), Some(key)) = (field("stage"), field("key")) else {
-            return Err(at("neither a document nor a result".into()));
-        };
         if !results {
+            result(&v).map_err(at)?;
             break;
         }
-        let key = unhex(key).ok_or_else(|| at(format!("key {key:?} is not 64 hex digits")))?;
-        let value = match (v.get("json"), field("f32"), field("f32z")) {
-            (Some(j), None, None) => serde_json::to_vec(j).expect("a JSON value serializes"),
-            (None, Some(b), None) => {
-                let bytes = unbase64(b).ok_or_else(|| at("f32 is not base64".into()))?;
-                if !bytes.len().is_multiple_of(4) {
-                    return Err(at("f32 does not hold whole floats".into()));
-                }
-                bytes
-            }
-            (None, None, Some(b)) => unbase64(b)
-                .and_then(|z| dense(&z))
-                .ok_or_else(|| at("f32z is not a sparse vector".into()))?,
-            _ => return Err(at("a result needs one of `json`, `f32` or `f32z`".into())),
-        };
-        state.results.insert(key, (stage.to_string(), value));
+        let (key, stage, value) = result(&v).map_err(at)?;
+        state.results.insert(key, (stage, value));
     }
     Ok(state)
+}
+
+/// Reads a result shard into `results`; `Err` names the line and what is wrong with it.
+pub fn read_results(
+    bytes: &[u8],
+    results: &mut HashMap<Key, (String, Vec<u8>)>,
+) -> Result<(), String> {
+    let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8 ({e})"))?;
+    for (i, line) in text.lines().enumerate() {
+        let at = |what: String| format!("line {}: {what}", i + 1);
+        let v: Value = serde_json::from_str(line).map_err(|e| at(format!("not JSON ({e})")))?;
+        let (key, stage, value) = result(&v).map_err(at)?;
+        results.insert(key, (stage, value));
+    }
+    Ok(())
+}
+
+/// A result line's key, stage and memo bytes.
+fn result(v: &Value) -> Result<(Key, String, Vec<u8>), String> {
+    let field = |name: &str| v.get(name).and_then(Value::as_str);
+    let (Some(stage), Some(key)) = (field("stage"), field("key")) else {
+        return Err("neither a document nor a result".into());
+    };
+    let key = unhex(key).ok_or_else(|| format!("key {key:?} is not 64 hex digits"))?;
+    let value = match (v.get("json"), field("f32"), field("f32z")) {
+        (Some(j), None, None) => serde_json::to_vec(j).expect("a JSON value serializes"),
+        (None, Some(b), None) => {
+            let bytes = unbase64(b).ok_or("f32 is not base64")?;
+            if !bytes.len().is_multiple_of(4) {
+                return Err("f32 does not hold whole floats".into());
+            }
+            bytes
+        }
+        (None, None, Some(b)) => unbase64(b)
+            .and_then(|z| dense(&z))
+            .ok_or("f32z is not a sparse vector")?,
+        _ => return Err("a result needs one of `json`, `f32` or `f32z`".into()),
+    };
+    Ok((key, stage.to_string(), value))
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::codec::base64;
     use super::*;
+
+    /// The state file and every shard in one buffer (as format 1 kept them).
+    fn write(
+        w: &mut Vec<u8>,
+        tree_hash: &str,
+        docs: &BTreeMap<&str, &str>,
+        entries: &[Entry],
+    ) -> io::Result<()> {
+        write_head(w, tree_hash, docs)?;
+        for shard in shards(entries) {
+            write_shard(w, &shard.entries)?;
+        }
+        Ok(())
+    }
 
     /// A result's line as serde_json and `format!` write it (how lines were first written).
     fn reference_line(e: &Entry) -> String {
@@ -304,7 +421,7 @@ mod tests {
         write(&mut out, "th", &docs, &entries).unwrap();
         let text = String::from_utf8(out.clone()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], r#"{"c2s_state":1,"tree_hash":"th"}"#);
+        assert_eq!(lines[0], r#"{"c2s_state":2,"tree_hash":"th"}"#);
         assert_eq!(lines[1], r#"{"doc":"a","hash":"h1"}"#);
         assert!(lines[3].starts_with(r#"{"stage":"card""#), "{text}");
         let back = read(&out, true).unwrap();
@@ -402,5 +519,77 @@ mod tests {
                 .starts_with("line 1:")
         );
         assert!(read(b"", true).is_err());
+    }
+
+    fn numbered(i: u32, stage: &str) -> Entry {
+        let mut key = [0u8; 32];
+        key[..4].copy_from_slice(&i.wrapping_mul(2_654_435_761).to_be_bytes());
+        Entry {
+            stage: stage.into(),
+            key,
+            form: Form::Json,
+            value: format!("{{\"n\":{i}}}").into_bytes(),
+        }
+    }
+
+    #[test]
+    fn shards_split_a_stage_by_key_digits_as_it_grows() {
+        let mut entries: Vec<Entry> = (0..5000).map(|i| numbered(i, "card")).collect();
+        entries.extend((0..10).map(|i| numbered(1_000_000 + i, "label")));
+        entries.extend((0..70_000).map(|i| numbered(2_000_000 + i, "embed")));
+        entries.push(numbered(3_000_000, "st/age"));
+        let shards = shards(&entries);
+        let of = |stage: &str| {
+            shards
+                .iter()
+                .filter(|s| s.entries[0].stage == stage)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(of("label").len(), 1);
+        assert_eq!(of("label")[0].path, "state/label.jsonl");
+        assert_eq!(of("card").len(), 16);
+        assert_eq!(of("card")[0].path, "state/card-0.jsonl");
+        assert_eq!(of("embed").len(), 256);
+        assert_eq!(of("embed")[255].path, "state/embed-ff.jsonl");
+        assert_eq!(of("st/age")[0].path, "state/st_age.jsonl");
+        for s in &shards {
+            assert!(s.entries.iter().all(|e| e.stage == s.entries[0].stage));
+            assert!(s.entries.windows(2).all(|w| w[0].key < w[1].key));
+            assert!(is_state(&s.path), "{}", s.path);
+        }
+        assert_eq!(
+            shards.iter().map(|s| s.entries.len()).sum::<usize>(),
+            75_011
+        );
+        // What a shard holds reads back.
+        let mut back = HashMap::new();
+        for s in &shards {
+            let mut bytes = Vec::new();
+            write_shard(&mut bytes, &s.entries).unwrap();
+            read_results(&bytes, &mut back).unwrap();
+        }
+        assert_eq!(back.len(), 75_011);
+        let e = &entries[42];
+        assert_eq!(back[&e.key], ("card".to_string(), e.value.clone()));
+        assert!(is_state("state.jsonl") && !is_state("statements.md") && !is_state("stately/x"));
+    }
+
+    #[test]
+    fn format_1_state_files_are_read_and_newer_ones_refused() {
+        let old = concat!(
+            "{\"c2s_state\":1,\"tree_hash\":\"t\"}\n",
+            "{\"doc\":\"a\",\"hash\":\"h\"}\n",
+            "{\"stage\":\"card\",\"key\":\"",
+            "0101010101010101010101010101010101010101010101010101010101010101",
+            "\",\"json\":{\"title\":\"T\"}}\n"
+        );
+        let st = read(old.as_bytes(), true).unwrap();
+        assert_eq!(st.doc_hashes["a"], "h");
+        assert_eq!(st.results[&[1; 32]].1, br#"{"title":"T"}"#.to_vec());
+        let e = read(b"{\"c2s_state\":3,\"tree_hash\":\"t\"}\n", true).unwrap_err();
+        assert!(e.contains("newer c2s"), "{e}");
+        let mut into = HashMap::new();
+        let e = read_results(b"{\"doc\":\"a\",\"hash\":\"h\"}\n", &mut into).unwrap_err();
+        assert!(e.starts_with("line 1:"), "{e}");
     }
 }

@@ -18,7 +18,7 @@ use crate::format::limits::PlatformReport;
 use crate::ingest::graph::Graph;
 use crate::ingest::{self, Document, IngestOptions};
 use crate::pipeline::output::{BuildLock, Known, WriteStats, write_output};
-use crate::pipeline::records::{read_record, record_name, save_records};
+use crate::pipeline::records::{read_record, record_name};
 use crate::pipeline::shortcut::Shortcut;
 use crate::progress::Progress;
 use crate::stage::incremental::WarmStats;
@@ -82,6 +82,9 @@ pub struct BuildReport {
     /// Documents whose texts to embed were made and hashed (the others' hashes were recalled by
     /// recipe).
     pub embed_texts_made: usize,
+    /// Entries of `documents.json` that were made (the others were copied from the previous
+    /// file, their recipe and bytes unchanged).
+    pub doc_entries_made: usize,
     pub levels: usize,
     pub skills: usize,
     pub navigation_files: usize,
@@ -366,15 +369,23 @@ fn build_on(
     for note in ctx.place.notes(&tree) {
         progress.status("Packed", &note);
     }
-    let state = crate::pipeline::state::render(&cfg.tree_hash(), docs, &exec.kept);
+    let old_docs = opts.out_dir.join("documents.json");
+    let previous = render::splice::Previous {
+        file: &old_docs,
+        hash: on_disk.hash("documents.json", &old_docs),
+    };
+    let entries = render::splice::entries_path(&opts.out_dir, &memo_path);
+    let splice = render::splice::Splice::plan(&ctx, previous, &entries);
+    let kept = std::mem::take(&mut exec.kept);
+    let state = crate::pipeline::state::render(&cfg.tree_hash(), docs, &kept, &mut exec.recipes);
     let group_inputs_made = exec.recipes.missed_of(crate::stage::node_input::GROUP);
     let embed_texts_made = exec.recipes.missed_of(crate::stage::embed_input::KIND);
-    for (path, msg) in crate::pipeline::records::keep_for_next(&next, &mut exec, !opts.dry_run) {
+    let keep = (&mut exec, kept.as_slice(), !opts.dry_run);
+    for (path, msg) in crate::pipeline::records::keep_for_next(&next, keep) {
         let file = crate::paths::display(&path, &opts.display_base);
         progress.warning(&format!("{file}: {msg}"));
         diags.warn(file, None, msg);
     }
-    exec.kept = Vec::new();
     if !opts.dry_run {
         // A killed build's spilled files; what cannot be removed is written over.
         let _ = crate::pipeline::output::remove_spill(&opts.out_dir);
@@ -385,8 +396,9 @@ fn build_on(
         opts,
         backends,
         &corpus.sources,
-        (fallbacks.len(), state),
+        (fallbacks.len(), state, &splice),
     );
+    let doc_entries_made = splice.made();
     diags.warnings.extend(fallbacks);
     for note in backends.llm.notes() {
         let file = opts.loaded.path.as_ref().map_or_else(
@@ -402,6 +414,7 @@ fn build_on(
     laps.lap("render");
     let written = if opts.dry_run {
         drop(files);
+        drop(splice);
         WriteStats::default()
     } else {
         let known = Known {
@@ -421,31 +434,9 @@ fn build_on(
         // The rendered files (navigation, indexes, the lock) are large at a million documents:
         // freed before the records are serialized.
         drop(files);
-        if let Err(e) = crate::pipeline::output::remove_spill(&opts.out_dir) {
-            let dir = crate::pipeline::output::spill_dir(&opts.out_dir);
-            let file = crate::paths::display(&dir, &opts.display_base);
-            let msg = format!("cannot remove ({e}); the next build removes it");
-            progress.warning(&format!("{file}: {msg}"));
-            diags.warn(file, None, msg);
-        }
-        let recorded = crate::pipeline::statscan::record_build(
-            &opts.loaded,
-            &opts.out_dir,
-            &lock,
-            &corpus.sources,
-            stat_taken,
-        );
-        if let Err(e) = recorded {
-            let msg = format!("{e}; the next build hashes every file again");
-            progress.warning(&msg);
-            diags.warn(
-                crate::paths::display(&memo_path, &opts.display_base),
-                None,
-                msg,
-            );
-        }
-        drop(lock);
-        save_records(&memo, &opts.out_dir, &exec)?;
+        let wrote = (lock, corpus.sources.as_slice(), stat_taken);
+        let keep = (&memo, &mut exec, &next, splice);
+        crate::pipeline::records::after_write(opts, wrote, keep, (&mut diags, progress))?;
         w
     };
     laps.lap("write");
@@ -457,6 +448,7 @@ fn build_on(
         sources_read: corpus.read,
         group_inputs_made,
         embed_texts_made,
+        doc_entries_made,
         levels: tree.levels,
         skills: tree.roots.len(),
         navigation_files,
@@ -478,7 +470,7 @@ fn build_on(
     };
     drop(ctx);
     let slots = std::mem::take(&mut exec.slots);
-    crate::pipeline::drop_later((slots, corpus, tree, cards, vectors));
+    crate::pipeline::drop_later((slots, corpus, tree, cards, vectors, kept));
     Ok(report)
 }
 

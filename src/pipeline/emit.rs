@@ -11,6 +11,7 @@ use crate::format::{Files, LOCK_FILE};
 use crate::hash::short_hash;
 use crate::ingest;
 use crate::stage::embed;
+use crate::stage::render::splice::Splice;
 use crate::stage::{enrich, render};
 
 /// Model ids per role; a stage whose model differs from `[llm]`'s gets its own `llm.STAGE` entry.
@@ -50,15 +51,16 @@ pub(crate) fn render_files<'a>(
     opts: &BuildOptions,
     backends: &Backends,
     sources: &[ingest::SourceFile],
-    (fallbacks, state): (usize, Vec<u8>),
+    (fallbacks, state, splice): (usize, Vec<(String, crate::format::Content<'a>)>, &'a Splice),
 ) -> (Files<'a>, Lock, PlatformReport, usize) {
     use rayon::prelude::*;
     let cfg = &opts.loaded.config;
     let index = enrich::entity_index(ctx.tree, ctx.docs, ctx.cards);
     // A dry run writes nothing, not even spilled files.
     let spill = (!opts.dry_run).then(|| crate::pipeline::output::spill_dir(&opts.out_dir));
-    let (mut files, navigation_files) = render::all_files(ctx, vectors, &index, spill.as_deref());
-    files.insert(crate::format::STATE_FILE.into(), state.into());
+    let (mut files, navigation_files) =
+        render::all_files(ctx, vectors, &index, (splice, spill.as_deref()));
+    files.extend(state);
     // Hashed (and measured) in parallel; lazy files are made here once and dropped.
     let measured: Vec<(String, u64)> = files
         .par_iter()

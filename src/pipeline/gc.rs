@@ -22,6 +22,7 @@ pub fn collect(memo: &Memo) -> Result<u64, CacheError> {
                 ("used", "bin"),
                 ("parsed", "bin"),
                 ("recipes", "bin"),
+                ("entries", "bin"),
             ] {
                 let file = crate::db::cache::beside_memo(memo.path(), Path::new(out), kind, ext);
                 let _ = std::fs::remove_file(file);
@@ -46,11 +47,22 @@ pub fn collect(memo: &Memo) -> Result<u64, CacheError> {
     memo.retain(&live)
 }
 
-/// The keys of the results in the state file of the output `out` (none when it cannot be read).
+/// The keys of the results in the state of the output `out`: its state file (format 1 kept
+/// them there) and its result shards (none of a file that cannot be read).
 fn state_keys(out: &Path) -> Vec<Key> {
-    std::fs::read(out.join(crate::format::STATE_FILE))
+    use crate::format::state;
+    let mut results = std::fs::read(out.join(crate::format::STATE_FILE))
         .ok()
-        .and_then(|bytes| crate::format::state::read(&bytes, true).ok())
-        .map(|st| st.results.into_keys().collect())
-        .unwrap_or_default()
+        .and_then(|bytes| state::read(&bytes, true).ok())
+        .map(|st| st.results)
+        .unwrap_or_default();
+    let shards = std::fs::read_dir(out.join(state::STATE_DIR))
+        .into_iter()
+        .flatten();
+    for entry in shards.flatten() {
+        if let Ok(bytes) = std::fs::read(entry.path()) {
+            let _ = state::read_results(&bytes, &mut results);
+        }
+    }
+    results.into_keys().collect()
 }

@@ -7,9 +7,16 @@
 use std::path::{Path, PathBuf};
 
 use crate::db::cache::Memo;
-use crate::db::exec::Executor;
+use crate::db::exec::{Entry, Executor};
+use crate::db::recipes::Recipes;
 use crate::db::used::Used;
+use crate::diag::Diagnostics;
 use crate::error::BuildError;
+use crate::format::lock::Lock;
+use crate::ingest::SourceFile;
+use crate::pipeline::build::BuildOptions;
+use crate::progress::Progress;
+use crate::stage::render::splice::Splice;
 
 /// Names the memo records of one output folder.
 pub fn record_name(kind: &str, out: &Path) -> String {
@@ -67,35 +74,87 @@ impl NextBuild {
     }
 }
 
-/// Writes both records (each when `write` and worth rewriting; see [`keep_used`]). Only
-/// shortcuts for the next build: a failure is returned for a warning (the file, what went
-/// wrong and what the next build does instead), never a failed build.
+/// Writes the record of used results (when `write` and worth rewriting; see [`keep_used`]):
+/// `kept` are the results the build used. Only a shortcut for the next build: a failure is
+/// returned for a warning (the file, what went wrong and what the next build does instead),
+/// never a failed build.
 pub fn keep_for_next(
     paths: &NextBuild,
-    exec: &mut Executor,
-    write: bool,
+    (exec, kept, write): (&mut Executor, &[Entry], bool),
 ) -> Vec<(PathBuf, String)> {
-    let mut failed = Vec::new();
-    if let Err(e) = keep_used(&paths.used, exec, write) {
-        failed.push((
+    match keep_used(&paths.used, exec, kept, write) {
+        Ok(()) => Vec::new(),
+        Err(e) => vec![(
             paths.used.clone(),
             format!("cannot write ({e}); the next build looks every result up in the memo"),
-        ));
+        )],
     }
-    if write && let Err(e) = exec.recipes.save(&paths.recipes) {
-        failed.push((
+}
+
+/// Writes the recipes (when worth rewriting). A failure is returned for a warning, as with
+/// [`keep_for_next`].
+pub fn keep_recipes(paths: &NextBuild, recipes: &mut Recipes) -> Option<(PathBuf, String)> {
+    recipes.save(&paths.recipes).err().map(|e| {
+        (
             paths.recipes.clone(),
-            format!("cannot write ({e}); the next build makes every group's input again"),
-        ));
+            format!("cannot write ({e}); the next build makes the inputs of every group and document again"),
+        )
+    })
+}
+
+/// What a build keeps once its output is written: the stat index of the files it wrote (the
+/// lock, the sources, when their stat was taken), the recipes of `documents.json`'s entries
+/// (`splice`), the other recipes and the key slots. The spill folder is removed. Failures of the
+/// first three are warnings (the next build does more work); of the slots, an error.
+pub(crate) fn after_write(
+    opts: &BuildOptions,
+    (lock, sources, stat_taken): (Lock, &[SourceFile], i64),
+    (memo, exec, next, splice): (&Memo, &mut Executor, &NextBuild, Splice),
+    (diags, progress): (&mut Diagnostics, &Progress),
+) -> Result<(), BuildError> {
+    let mut warn = |path: &Path, msg: String| {
+        let file = crate::paths::display(path, &opts.display_base);
+        progress.warning(&format!("{file}: {msg}"));
+        diags.warn(file, None, msg);
+    };
+    if let Err(e) = crate::pipeline::output::remove_spill(&opts.out_dir) {
+        let dir = crate::pipeline::output::spill_dir(&opts.out_dir);
+        warn(
+            &dir,
+            format!("cannot remove ({e}); the next build removes it"),
+        );
     }
-    failed
+    let recorded = crate::pipeline::statscan::record_build(
+        &opts.loaded,
+        &opts.out_dir,
+        &lock,
+        sources,
+        stat_taken,
+    );
+    if let Err(e) = recorded {
+        warn(
+            memo.path(),
+            format!("{e}; the next build hashes every file again"),
+        );
+    }
+    if let Some(hash) = lock.outputs.get("documents.json") {
+        let entries = crate::stage::render::splice::entries_path(&opts.out_dir, memo.path());
+        if let Err(e) = splice.keep(&entries, hash) {
+            let msg = "the next build makes every entry of documents.json again";
+            warn(&entries, format!("cannot write ({e}); {msg}"));
+        }
+    }
+    drop(lock);
+    if let Some((path, msg)) = keep_recipes(next, &mut exec.recipes) {
+        warn(&path, msg);
+    }
+    save_records(memo, &opts.out_dir, exec)
 }
 
 /// Drops the record of used results the build read, and writes the results this build used in
 /// its place (when `write`, and when the old one is worth rewriting).
-fn keep_used(path: &Path, exec: &mut Executor, write: bool) -> std::io::Result<()> {
+fn keep_used(path: &Path, exec: &mut Executor, kept: &[Entry], write: bool) -> std::io::Result<()> {
     let read = exec.used.take();
-    let kept = &exec.kept;
     if !write || !Used::worth_rewriting(read.as_ref(), kept.len(), exec.used_missed) {
         return Ok(());
     }

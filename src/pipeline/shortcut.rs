@@ -65,6 +65,7 @@ pub(crate) fn up_to_date(
         sources_read: 0,
         group_inputs_made: 0,
         embed_texts_made: 0,
+        doc_entries_made: 0,
         levels: lock.levels,
         skills,
         navigation_files: nav,

@@ -7,9 +7,11 @@ use std::path::Path;
 
 use crate::db::cache::{Key, Memo};
 use crate::db::exec::{Entry, Executor};
+use crate::db::recipes::{Kept, Recipes};
 use crate::db::statindex::OnDisk;
 use crate::diag::Diagnostics;
 use crate::error::BuildError;
+use crate::format::Content;
 use crate::format::lock::{Lock, file_hash};
 use crate::format::state;
 use crate::format::{LOCK_FILE, STATE_FILE};
@@ -20,15 +22,80 @@ use crate::progress::Progress;
 use crate::stage::incremental::{SnapNode, Snapshot};
 use crate::stage::render::{SERVE_TREE, ServeTree};
 
-/// The state file's bytes: the tree hash, every document's content hash, and `kept`.
-pub fn render(tree_hash: &str, docs: &[Document], kept: &[Entry]) -> Vec<u8> {
+/// The kind of value a result shard's recipe names (its hash and length).
+pub const SHARD: &str = "state";
+
+/// The state files: `state.jsonl` (the tree hash and every document's content hash), then the
+/// result shards of `kept`. A shard is named by a recipe (the c2s version and the stage, key
+/// and bytes of each of its results) whose recorded hash and length spare making it: it is
+/// made when written, and only the shards whose results changed are made now.
+pub fn render<'e>(
+    tree_hash: &str,
+    docs: &[Document],
+    kept: &'e [Entry],
+    recipes: &mut Recipes,
+) -> Vec<(String, Content<'e>)> {
+    use rayon::prelude::*;
     let hashes: BTreeMap<&str, &str> = docs
         .iter()
         .map(|d| (d.id.as_str(), d.content_hash.as_str()))
         .collect();
-    let mut out = Vec::new();
-    state::write(&mut out, tree_hash, &hashes, kept).expect("writing to memory cannot fail");
-    out
+    let mut head = Vec::new();
+    state::write_head(&mut head, tree_hash, &hashes).expect("writing to memory cannot fail");
+    let shared: &Recipes = recipes;
+    let made: Vec<_> = state::shards(kept)
+        .into_par_iter()
+        .map(|shard| {
+            let recipe = shard_recipe(&shard.entries);
+            let recalled = shared.get(&recipe).and_then(|v| {
+                let hash: [u8; 32] = v.get(..32)?.try_into().ok()?;
+                let len = u64::from_le_bytes(v.get(32..40)?.try_into().ok()?);
+                Some((blake3::Hash::from_bytes(hash), len))
+            });
+            let entries = shard.entries;
+            match recalled {
+                Some((hash, len)) => {
+                    let content =
+                        Content::recalled(hash, len, move |w| state::write_shard(w, &entries));
+                    ((shard.path, content), Some((recipe, Kept::Recorded)))
+                }
+                None => {
+                    let mut bytes = Vec::new();
+                    state::write_shard(&mut bytes, &entries)
+                        .expect("writing to memory cannot fail");
+                    let mut named = blake3::hash(&bytes).as_bytes().to_vec();
+                    named.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+                    let kept = Kept::Made(SHARD, named);
+                    ((shard.path, bytes.into()), Some((recipe, kept)))
+                }
+            }
+        })
+        .collect();
+    let mut files = vec![(STATE_FILE.to_string(), Content::from(head))];
+    files.extend(recipes.keep_all(made));
+    files
+}
+
+/// What a shard's bytes are made from: the line format (the c2s version) and each result.
+/// Gathered into one buffer first, so that blake3 hashes it many chunks at a time (SIMD), not
+/// a small piece per call.
+fn shard_recipe(entries: &[&Entry]) -> Key {
+    let size: usize = entries
+        .iter()
+        .map(|e| e.stage.len() + e.value.len() + 64)
+        .sum();
+    let mut buf = Vec::with_capacity(size + 64);
+    buf.extend_from_slice(b"c2s state shard\0");
+    buf.extend_from_slice(env!("CARGO_PKG_VERSION").as_bytes());
+    for e in entries {
+        buf.extend_from_slice(&(e.stage.len() as u64).to_le_bytes());
+        buf.extend_from_slice(e.stage.as_bytes());
+        buf.extend_from_slice(&e.key);
+        buf.push(matches!(e.form, crate::db::exec::Form::Json) as u8);
+        buf.extend_from_slice(&(e.value.len() as u64).to_le_bytes());
+        buf.extend_from_slice(&e.value);
+    }
+    *blake3::hash(&buf).as_bytes()
 }
 
 /// What a committed output gives the next build.
@@ -64,8 +131,8 @@ pub(crate) fn read_state(
                 .snapshot
                 .ok_or_else(|| "the output has no tree".into())
         }
-        Err(problem) => {
-            let file = crate::paths::display(&opts.out_dir.join(STATE_FILE), &opts.display_base);
+        Err((name, problem)) => {
+            let file = crate::paths::display(&opts.out_dir.join(name), &opts.display_base);
             diags.warn(
                 file,
                 None,
@@ -78,20 +145,26 @@ pub(crate) fn read_state(
     Ok((Some(lock), prior))
 }
 
+/// Why a committed output cannot be continued: the file (relative to the output) and what is
+/// wrong with it.
+pub type Unusable = (String, String);
+
 /// Reads the state of the output `out` (whose lock is `lock`): the tree always, the results
-/// when `seed` is set. `Err` says why the output cannot be continued (the build warns and
-/// starts over). A file whose bytes `known` knows by its stat, as the lock records them, is
-/// not hashed again; then only the head of the state file (up to its results) is read when
-/// `seed` is not set.
-pub fn read_prior(out: &Path, lock: &Lock, seed: bool, known: &OnDisk) -> Result<Prior, String> {
-    let checked = |name: &str, whole: bool| -> Result<Vec<u8>, String> {
+/// (every shard in [`state::STATE_DIR`] the lock lists) when `seed` is set. `Err` says which
+/// file keeps the output from being continued and why (the build warns and starts over). A
+/// file whose bytes `known` knows by its stat, as the lock records them, is not hashed again;
+/// then only the head of a format-1 state file (up to its results) is read when `seed` is not
+/// set.
+pub fn read_prior(out: &Path, lock: &Lock, seed: bool, known: &OnDisk) -> Result<Prior, Unusable> {
+    let checked = |name: &str, whole: bool| -> Result<Vec<u8>, Unusable> {
+        let problem = |p: String| (name.to_string(), p);
         let Some(want) = lock.outputs.get(name) else {
-            return Err(format!(
+            return Err(problem(format!(
                 "{LOCK_FILE} lists no {name} (the output was built by an older c2s)"
-            ));
+            )));
         };
         let path = out.join(name);
-        let cannot = |e: std::io::Error| format!("cannot read {name} ({e})");
+        let cannot = |e: std::io::Error| problem(format!("cannot read {name} ({e})"));
         if known.hash(name, &path) == Some(want.as_str()) {
             return if whole {
                 std::fs::read(&path).map_err(cannot)
@@ -101,17 +174,30 @@ pub fn read_prior(out: &Path, lock: &Lock, seed: bool, known: &OnDisk) -> Result
         }
         let bytes = std::fs::read(&path).map_err(cannot)?;
         if file_hash(&bytes) != *want {
-            return Err(format!(
+            return Err(problem(format!(
                 "{name} does not match its hash in {LOCK_FILE} (edited by hand?)"
-            ));
+            )));
         }
         Ok(bytes)
     };
-    let st =
-        state::read(&checked(STATE_FILE, seed)?, seed).map_err(|e| format!("{STATE_FILE} {e}"))?;
-    let tree: ServeTree = serde_json::from_slice(&checked(SERVE_TREE, true)?)
-        .map_err(|e| format!("{SERVE_TREE} cannot be read ({e})"))?;
-    let snapshot = snapshot_of(&tree, st.tree_hash, st.doc_hashes)?;
+    fn in_file(name: &str) -> impl Fn(String) -> Unusable + '_ {
+        move |e| (name.to_string(), format!("{name} {e}"))
+    }
+    let mut st = state::read(&checked(STATE_FILE, seed)?, seed).map_err(in_file(STATE_FILE))?;
+    if seed {
+        let shards = lock.outputs.keys().filter(|k| state::is_state(k));
+        for name in shards.filter(|&k| k != STATE_FILE) {
+            state::read_results(&checked(name, true)?, &mut st.results).map_err(in_file(name))?;
+        }
+    }
+    let tree: ServeTree = serde_json::from_slice(&checked(SERVE_TREE, true)?).map_err(|e| {
+        (
+            SERVE_TREE.to_string(),
+            format!("{SERVE_TREE} cannot be read ({e})"),
+        )
+    })?;
+    let snapshot =
+        snapshot_of(&tree, st.tree_hash, st.doc_hashes).map_err(|e| (SERVE_TREE.to_string(), e))?;
     Ok(Prior {
         snapshot: Some(snapshot),
         seed: seed.then(|| st.results.into_iter().map(|(k, (_, v))| (k, v)).collect()),
@@ -162,4 +248,67 @@ fn snapshot_of(
         nodes,
         doc_hashes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::exec::Form;
+
+    fn entry(stage: &str, n: u8, value: &str) -> Entry {
+        Entry {
+            stage: stage.into(),
+            key: [n; 32],
+            form: Form::Json,
+            value: value.as_bytes().to_vec(),
+        }
+    }
+
+    /// Each file's path, whether it was recalled, and its hash, length and bytes.
+    fn rendered(
+        kept: &[Entry],
+        recipes: &mut Recipes,
+    ) -> Vec<(String, bool, blake3::Hash, u64, Vec<u8>)> {
+        render("t", &[], kept, recipes)
+            .into_iter()
+            .map(|(path, c)| {
+                let (hash, len) = c.hash_and_len();
+                let recalled = matches!(c, Content::Recalled(..));
+                (path, recalled, hash, len, c.get().into_owned())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn shards_whose_results_are_unchanged_are_recalled_not_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("recipes.bin");
+        let mut kept = vec![entry("card", 1, "{\"a\":1}"), entry("label", 2, "\"x\"")];
+        let mut recipes = Recipes::open(&path);
+        let first = rendered(&kept, &mut recipes);
+        assert_eq!(recipes.missed_of(SHARD), 2);
+        recipes.save(&path).unwrap();
+        let names: Vec<&str> = first.iter().map(|f| f.0.as_str()).collect();
+        assert_eq!(
+            names,
+            ["state.jsonl", "state/card.jsonl", "state/label.jsonl"]
+        );
+        assert!(first.iter().all(|f| !f.1));
+        // The label's bytes change: only its shard is made; the card's is recalled, with the
+        // hash and length of the bytes it makes.
+        kept[1] = entry("label", 2, "\"y\"");
+        let mut recipes = Recipes::open(&path);
+        let second = rendered(&kept, &mut recipes);
+        assert_eq!(recipes.missed_of(SHARD), 1);
+        assert!(second[1].1 && !second[2].1);
+        for (path, _, hash, len, bytes) in &second {
+            assert_eq!(
+                (*hash, *len),
+                (blake3::hash(bytes), bytes.len() as u64),
+                "{path}"
+            );
+        }
+        assert_eq!(second[1].4, first[1].4);
+        assert_ne!(second[2].4, first[2].4);
+    }
 }

@@ -26,7 +26,7 @@ pub fn tree_snapshot(out: &std::path::Path, skip: impl Fn(&str) -> bool) -> Stri
         s.push_str(&format!("==> {f} <==\n"));
         let bytes = std::fs::read(out.join(&f)).unwrap();
         match String::from_utf8(bytes) {
-            Ok(text) if f == "state.jsonl" => s.push_str(&elide_vectors(&text)),
+            Ok(text) if f.starts_with("state/") => s.push_str(&elide_vectors(&text)),
             Ok(text) => s.push_str(&text),
             Err(e) => s.push_str(&format!("<binary, {} bytes>\n", e.as_bytes().len())),
         }

@@ -1,7 +1,8 @@
 //! The recipes beside the memo (`recipes-<id>.bin`): an edit build recalls the keys' inputs of
 //! unchanged leaf groups and the hashes of unchanged documents' texts to embed instead of making
 //! them, gives the same output as a build that makes them all, and makes a text again when the
-//! memo lacks its vector.
+//! memo lacks its vector. The entries of `documents.json` are copied from the file on disk by
+//! the recipes kept for it (`entries-<id>.bin`).
 
 use crate::common::synth_corpus;
 use crate::statfirst::{
@@ -122,4 +123,56 @@ fn texts_to_embed_are_recalled_and_made_again_when_the_memo_lacks_them() {
     assert_eq!(o["stages"]["embed"]["computed"], 34, "{o}");
     assert_eq!(o["stages"]["chunk"], q["stages"]["chunk"], "{o}");
     same_output(&d.join("o"), &d.join("p"), "texts made again");
+}
+
+/// The entries of `documents.json` whose recipe the file on disk was made from are copied from
+/// it, the others made; the output is the same as when every entry is made. A file whose stat
+/// moved (edited by hand) or a damaged record of recipes makes every entry again.
+#[test]
+fn documents_json_copies_the_unchanged_entries_of_the_file_on_disk() {
+    let tmp = setup(120);
+    let d = tmp.path();
+    let cache = d.join("cache");
+    assert_eq!(
+        records(&cache, "entries").len(),
+        1,
+        "the build recorded them"
+    );
+    // `p` makes every entry on every build: its cache folder loses the record each time.
+    let build_p = || twin_build(d, "entries");
+    build_p();
+    for (step, name) in ["doc-00004.md", "doc-00040.md"].iter().enumerate() {
+        append(
+            &d.join("c").join(name),
+            &format!("Step {step} adds a ferry timetable."),
+        );
+        let o = build(d, "o");
+        let p = build_p();
+        assert_eq!(o["doc_entries_made"], 1, "step {step}: {o}");
+        assert_eq!(p["doc_entries_made"], 120, "step {step}: {p}");
+        same_output(&d.join("o"), &d.join("p"), &format!("step {step}"));
+        settle();
+    }
+    // A hand edit of the file: its stat moved, nothing is copied from it, and it is replaced.
+    let docs = d.join("o/documents.json");
+    let text = std::fs::read_to_string(&docs).unwrap();
+    std::fs::write(&docs, text.replacen("ferry", "FERRY", 1)).unwrap();
+    settle();
+    append(&d.join("c/doc-00007.md"), "A ferry runs at noon.");
+    let o = build(d, "o");
+    build_p();
+    assert_eq!(o["doc_entries_made"], 120, "{o}");
+    same_output(&d.join("o"), &d.join("p"), "after a hand edit");
+    settle();
+    // A damaged record is not read.
+    damage(&records(&cache, "entries"));
+    append(&d.join("c/doc-00008.md"), "A ferry runs at one.");
+    let o = build(d, "o");
+    build_p();
+    assert_eq!(o["doc_entries_made"], 120, "{o}");
+    same_output(&d.join("o"), &d.join("p"), "after damage");
+    // And the next build copies again.
+    settle();
+    append(&d.join("c/doc-00009.md"), "A ferry runs at two.");
+    assert_eq!(build(d, "o")["doc_entries_made"], 1);
 }

@@ -129,17 +129,16 @@ fn a_tampered_state_file_warns_and_gives_a_correct_cold_build() {
     let tmp = tempfile::tempdir().unwrap();
     let server = Server::start();
     let (a, b) = built_and_cloned(tmp.path(), &server);
-    // A title changed by hand in the state file: the lock's hash no longer matches.
-    let state = b.join("out/state.jsonl");
+    // A title changed by hand in the state: the lock's hash no longer matches.
+    let state = b.join("out/state/card.jsonl");
     let text = std::fs::read_to_string(&state).unwrap();
     let line = text.lines().find(|l| l.contains("\"title\":")).unwrap();
     let forged = line.replacen("\"title\":\"", "\"title\":\"Forged ", 1);
     std::fs::write(&state, text.replacen(line, &forged, 1)).unwrap();
     let (r, _) = build(&b, &server, &[]);
-    let warned =
-        r["warning_list"].as_array().unwrap().iter().any(|w| {
-            w["file"] == "out/state.jsonl" && w["message"].as_str().unwrap().contains("hash")
-        });
+    let warned = r["warning_list"].as_array().unwrap().iter().any(|w| {
+        w["file"] == "out/state/card.jsonl" && w["message"].as_str().unwrap().contains("hash")
+    });
     assert!(warned, "{r}");
     assert_eq!(r["tree"]["kind"], "full", "{r}");
     assert_eq!(seeded(&r), 0);

@@ -302,6 +302,12 @@ impl Tools {
         Ok(entries.join("\n"))
     }
 
+    /// Whether the real path `f` is the build's state (`state.jsonl`, `state/`).
+    fn is_state(&self, f: &Path) -> bool {
+        f.strip_prefix(&self.mounts[0].1)
+            .is_ok_and(|r| crate::format::state::is_state(&r.to_string_lossy()))
+    }
+
     pub fn cat(&self, rel: &str) -> Result<String, ToolError> {
         let f = self.resolve(rel)?;
         if f.is_dir() {
@@ -317,12 +323,9 @@ impl Tools {
                 "vectors.bin holds binary vectors for the offline navigator".into(),
             ));
         }
-        if f.file_name()
-            .is_some_and(|n| n == crate::format::STATE_FILE)
-        {
+        if self.is_state(&f) {
             return Err(ToolError(format!(
-                "{} is the build's state (memo keys and vectors), not documentation",
-                crate::format::STATE_FILE
+                "{rel} is the build's state (memo keys and vectors), not documentation"
             )));
         }
         let bytes = std::fs::read(&f).map_err(|e| ToolError(format!("{rel:?}: {e}")))?;
@@ -373,7 +376,7 @@ impl Tools {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
             let data = ["documents.json", "c2s.lock", "tree.json", "vectors.bin"];
-            if data.contains(&name.as_str()) || name == crate::format::STATE_FILE {
+            if data.contains(&name.as_str()) || self.is_state(&f) {
                 continue;
             }
             let Ok(text) = std::fs::read_to_string(&f) else {
@@ -524,6 +527,8 @@ mod tests {
         std::fs::write(dir.path().join("documents.json"), docs).unwrap();
         let state = "{\"stage\":\"card\",\"key\":\"00\",\"json\":{\"title\":\"Rotate keys\"}}\n";
         std::fs::write(dir.path().join("state.jsonl"), state).unwrap();
+        std::fs::create_dir(dir.path().join("state")).unwrap();
+        std::fs::write(dir.path().join("state/card.jsonl"), state).unwrap();
         std::fs::write(dir.path().join("notes.md"), "Rotate keys often.\n").unwrap();
         let t = Tools::open(dir.path()).unwrap();
         assert!(
@@ -532,8 +537,14 @@ mod tests {
                 .0
                 .contains("build's state")
         );
+        assert!(
+            t.cat("state/card.jsonl")
+                .unwrap_err()
+                .0
+                .contains("build's state")
+        );
         let hits = t.grep("Rotate", ".", false).unwrap();
         assert!(hits.contains("notes.md"), "{hits}");
-        assert!(!hits.contains("state.jsonl"), "{hits}");
+        assert!(!hits.contains("state"), "{hits}");
     }
 }

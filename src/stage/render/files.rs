@@ -99,63 +99,28 @@ pub struct DocEntry {
 
 /// One entry of `documents.json` as written: borrowed, so writing it copies nothing.
 #[derive(Serialize)]
-struct DocEntryRef<'a> {
-    title: &'a str,
-    source: &'a str,
-    text: &'a str,
-    one_line: &'a str,
-    phrases: &'a [String],
+pub(super) struct DocEntryRef<'a> {
+    pub title: &'a str,
+    pub source: &'a str,
+    pub text: &'a str,
+    pub one_line: &'a str,
+    pub phrases: &'a [String],
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
-    aliases: &'a [String],
+    pub aliases: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
-    file: Option<String>,
+    pub file: Option<String>,
 }
 
-/// `documents.json`: `{id: {title, source, text, one_line, phrases, aliases?, file?}}`, sorted
-/// by id, streamed into `w`.
-pub fn documents_json(ctx: &Ctx, w: &mut dyn Write) -> io::Result<()> {
-    let map: BTreeMap<&str, DocEntryRef> = ctx
-        .docs
-        .iter()
-        .zip(ctx.cards)
-        .zip(&ctx.place.docs)
-        .map(|((d, c), place)| {
-            (
-                d.id.as_str(),
-                DocEntryRef {
-                    title: &c.title,
-                    source: &d.source,
-                    text: &d.text,
-                    one_line: &c.one_line,
-                    phrases: &c.phrases,
-                    aliases: &d.aliases,
-                    file: (!place.file.is_empty()).then(|| place.link()),
-                },
-            )
-        })
-        .collect();
-    pretty_map(&map, w)?;
-    w.write_all(b"\n")
-}
-
-/// `map` as `serde_json::to_writer_pretty` writes it, with its entries made in parallel (a
-/// window at a time): each entry is the inside of a one-entry map, at the same indentation.
-fn pretty_map<V: Serialize + Sync>(map: &BTreeMap<&str, V>, w: &mut dyn Write) -> io::Result<()> {
-    if map.is_empty() {
-        return w.write_all(b"{}");
-    }
-    let entries: Vec<(&&str, &V)> = map.iter().collect();
-    w.write_all(b"{\n")?;
-    crate::format::content::write_records(w, &entries, 512, b",\n", |(k, v), buf| {
-        let at = buf.len();
-        serde_json::to_writer_pretty(&mut *buf, &BTreeMap::from([(**k, *v)]))
-            .map_err(io::Error::other)?;
-        // "{\n" + the entry + "\n}": the entry alone.
-        buf.truncate(buf.len() - 2);
-        buf.drain(at..at + 2);
-        Ok(())
-    })?;
-    w.write_all(b"\n}")
+/// One entry of a map as `serde_json::to_writer_pretty` writes the map (`  "<key>": …`, at the
+/// map's indentation), appended to `buf`.
+pub(super) fn pretty_entry<V: Serialize>(key: &str, v: &V, buf: &mut Vec<u8>) -> io::Result<()> {
+    let at = buf.len();
+    serde_json::to_writer_pretty(&mut *buf, &BTreeMap::from([(key, v)]))
+        .map_err(io::Error::other)?;
+    // "{\n" + the entry + "\n}": the entry alone.
+    buf.truncate(buf.len() - 2);
+    buf.drain(at..at + 2);
+    Ok(())
 }
 
 /// Reads `documents.json` back, in id order.
@@ -319,42 +284,4 @@ pub fn decode_vectors(bytes: &[u8]) -> Result<DocVectors, String> {
         owner,
         truncated: Vec::new(),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[derive(Serialize)]
-    struct Row {
-        title: String,
-        tags: Vec<String>,
-        none: Vec<u8>,
-        note: Option<&'static str>,
-    }
-
-    #[test]
-    fn parallel_pretty_map_writes_what_serde_writes() {
-        for n in [0usize, 1, 3, 513, 9000] {
-            let rows: Vec<(String, Row)> = (0..n)
-                .map(|i| {
-                    let row = Row {
-                        title: format!("Title \"{i}\"\n\tline"),
-                        tags: (0..i % 3).map(|t| format!("t{t}")).collect(),
-                        none: Vec::new(),
-                        note: (i % 2 == 0).then_some("é ✓"),
-                    };
-                    (format!("doc-{i:05}"), row)
-                })
-                .collect();
-            let map: BTreeMap<&str, &Row> = rows.iter().map(|(k, v)| (k.as_str(), v)).collect();
-            let mut ours = Vec::new();
-            pretty_map(&map, &mut ours).unwrap();
-            assert_eq!(
-                String::from_utf8(ours).unwrap(),
-                serde_json::to_string_pretty(&map).unwrap(),
-                "{n} entries"
-            );
-        }
-    }
 }

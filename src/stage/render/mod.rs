@@ -1,7 +1,8 @@
 //! Render stage: folder names and paths, where each document and page goes for the host's limits
 //! (`place`), then every output file: SKILL.md / INDEX.md navigation files (`nav`), a Markdown
-//! file per document and the serving data (`files`), bundles and document parts (`bundle`, cut
-//! by `split`), and the entity indexes (`entities`). The manifest is added by the build.
+//! file per document and the serving data (`files`; `documents.json` spliced from the previous
+//! one's unchanged entries by `splice`), bundles and document parts (`bundle`, cut by `split`),
+//! and the entity indexes (`entities`). The manifest is added by the build.
 
 mod bundle;
 mod entities;
@@ -9,6 +10,7 @@ mod files;
 mod naming;
 mod nav;
 pub mod place;
+pub mod splice;
 mod split;
 
 use std::collections::BTreeMap;
@@ -89,7 +91,7 @@ pub fn all_files<'a>(
     ctx: &'a Ctx,
     vectors: &'a DocVectors,
     index: &BTreeMap<String, EntityEntry>,
-    spill: Option<&std::path::Path>,
+    (splice, spill): (&'a splice::Splice, Option<&std::path::Path>),
 ) -> (Files<'a>, usize) {
     use rayon::prelude::*;
     let tree = ctx.tree;
@@ -145,7 +147,7 @@ pub fn all_files<'a>(
     let spilled = |name: &str| spill.map(|d| d.join(name));
     out.insert(
         "documents.json".into(),
-        Content::spilled(|w| files::documents_json(ctx, w), spilled("documents.json")),
+        Content::spilled(|w| splice.write(ctx, w), spilled("documents.json")),
     );
     out.insert(
         SERVE_TREE.into(),
