@@ -306,13 +306,20 @@ fn choose(
     if nodes + doc_files + extra <= cap {
         return (Packing::Files, Vec::new(), Vec::new());
     }
-    // (leaf, document, bytes in a bundle) of every document that is one piece, in page order.
-    let small: Vec<(usize, usize, usize)> = leaves_in_order(tree, root)
+    // (leaf, document, bytes in a bundle) of every document that is one piece, in page order
+    // (each document's section measured in parallel).
+    let one_piece: Vec<(usize, usize)> = leaves_in_order(tree, root)
         .into_iter()
         .flat_map(|l| rows(inp, l).into_iter().map(move |d| (l, d)))
         .filter(|&(_, d)| splits[d].len() == 1)
-        .map(|(l, d)| (l, d, section_bytes(inp, d)))
         .collect();
+    let small: Vec<(usize, usize, usize)> = {
+        use rayon::prelude::*;
+        one_piece
+            .into_par_iter()
+            .map(|(l, d)| (l, d, section_bytes(inp, d)))
+            .collect()
+    };
     let long: usize = docs
         .iter()
         .filter(|&&d| splits[d].len() > 1)
