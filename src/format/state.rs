@@ -113,7 +113,8 @@ pub fn shards(entries: &[Entry]) -> Vec<Shard<'_>> {
     let mut out: Vec<Shard> = Vec::new();
     for stage in order.chunk_by(|a, b| a.stage == b.stage) {
         let digits = shard_digits(stage.len());
-        for part in stage.chunk_by(|a, b| prefix(&a.key, digits) == prefix(&b.key, digits)) {
+        let top = |k: &Key| u32::from_be_bytes([k[0], k[1], 0, 0]) >> (32 - 4 * digits).min(31);
+        for part in stage.chunk_by(|a, b| digits == 0 || top(&a.key) == top(&b.key)) {
             let p = prefix(&part[0].key, digits);
             let name = file_stem(&part[0].stage);
             out.push(Shard {
@@ -138,7 +139,8 @@ fn shard_digits(n: usize) -> usize {
     digits
 }
 
-/// The first `digits` hex digits of `key`.
+/// The first `digits` hex digits of `key` (a shard's name; shards are told apart by the top
+/// bits of the key, without making a string per comparison).
 fn prefix(key: &Key, digits: usize) -> String {
     let mut hex = Vec::with_capacity(64);
     hex_into(&mut hex, key);

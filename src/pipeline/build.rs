@@ -381,7 +381,7 @@ fn build_on(
     let group_inputs_made = exec.recipes.missed_of(crate::stage::node_input::GROUP);
     let embed_texts_made = exec.recipes.missed_of(crate::stage::embed_input::KIND);
     let keep = (&mut exec, kept.as_slice(), !opts.dry_run);
-    for (path, msg) in crate::pipeline::records::keep_for_next(&next, keep) {
+    if let Some((path, msg)) = crate::pipeline::records::keep_for_next(&next, keep) {
         let file = crate::paths::display(&path, &opts.display_base);
         progress.warning(&format!("{file}: {msg}"));
         diags.warn(file, None, msg);

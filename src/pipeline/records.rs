@@ -81,19 +81,18 @@ impl NextBuild {
 pub fn keep_for_next(
     paths: &NextBuild,
     (exec, kept, write): (&mut Executor, &[Entry], bool),
-) -> Vec<(PathBuf, String)> {
-    match keep_used(&paths.used, exec, kept, write) {
-        Ok(()) => Vec::new(),
-        Err(e) => vec![(
+) -> Option<(PathBuf, String)> {
+    keep_used(&paths.used, exec, kept, write).err().map(|e| {
+        (
             paths.used.clone(),
             format!("cannot write ({e}); the next build looks every result up in the memo"),
-        )],
-    }
+        )
+    })
 }
 
 /// Writes the recipes (when worth rewriting). A failure is returned for a warning, as with
 /// [`keep_for_next`].
-pub fn keep_recipes(paths: &NextBuild, recipes: &mut Recipes) -> Option<(PathBuf, String)> {
+fn keep_recipes(paths: &NextBuild, recipes: &mut Recipes) -> Option<(PathBuf, String)> {
     recipes.save(&paths.recipes).err().map(|e| {
         (
             paths.recipes.clone(),

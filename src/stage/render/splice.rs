@@ -30,6 +30,8 @@ pub struct Splice {
     /// Per entry, in id order: the document, its recipe, and the range of the previous file
     /// that holds its bytes (None: made).
     pieces: Vec<(usize, Key, Option<Range<usize>>)>,
+    /// The hash of the previous file, when its recipes were read.
+    recorded: Option<String>,
 }
 
 impl Splice {
@@ -63,7 +65,12 @@ impl Splice {
                 (d, recipe, copied)
             })
             .collect();
-        Splice { old, pieces }
+        let recorded = made_from.and(previous.hash.map(str::to_string));
+        Splice {
+            old,
+            pieces,
+            recorded,
+        }
     }
 
     /// Writes `documents.json` (`{id: {…}}` as `serde_json::to_writer_pretty` writes it): the
@@ -99,8 +106,12 @@ impl Splice {
     }
 
     /// Records, for the next build, that the file whose bytes hash to `hash` was made from
-    /// these recipes.
+    /// these recipes. When that is the file whose record was read and every entry was copied
+    /// (its recipe is in the record), the record still holds: nothing is written.
     pub fn keep(self, entries: &Path, hash: &str) -> io::Result<()> {
+        if self.recorded.as_deref() == Some(hash) && self.made() == 0 {
+            return Ok(());
+        }
         let rows = self.pieces.iter().map(|(_, recipe, _)| (recipe, &[][..]));
         crate::db::keyed::write(entries, &magic(hash), rows)
     }
@@ -275,7 +286,11 @@ mod tests {
                 (d, [d as u8; 32], copied)
             })
             .collect();
-        let splice = Splice { old, pieces };
+        let splice = Splice {
+            old,
+            pieces,
+            recorded: None,
+        };
         let mut out = Vec::new();
         splice
             .write_with(&mut out, |d, buf| pretty_entry(&rows[d].0, &rows[d].1, buf))
