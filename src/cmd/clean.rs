@@ -1,6 +1,6 @@
 //! `c2s clean`: remove the output (only a c2s output) and, with `--cache`, the memo and the
-//! output's records beside it (stat index, used results, parsed sources, recipes, and the
-//! recipes of `documents.json`'s entries).
+//! output's records beside it (stat index, used results, parsed sources, recipes, the recipes
+//! of `documents.json`'s entries, and the overlays of the used results, parsed sources and recipes).
 
 use std::path::Path;
 
@@ -23,9 +23,11 @@ pub fn clean_cmd(args: &CleanArgs, progress: &Progress) -> Result<u8, Error> {
         let mut removed = false;
         let memo = ["", "-wal", "-shm"]
             .map(|suffix| std::path::PathBuf::from(format!("{}{suffix}", path.display())));
+        let overlays = [&used, &parsed, &recipes].map(|p| crate::db::keyed::overlay_path(p));
         for p in memo
             .into_iter()
             .chain([index, used, parsed, recipes, entries])
+            .chain(overlays)
         {
             if p.exists() {
                 std::fs::remove_file(&p).map_err(|source| Error::Io {

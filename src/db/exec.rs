@@ -86,9 +86,11 @@ pub struct Executor<'a> {
     pub kept: Vec<Entry>,
     /// The results the previous build of the output used: asked before the memo, which then
     /// answers only for the keys that moved.
-    pub used: Option<super::used::Used>,
+    pub used: super::used::Used,
     /// Keys looked up that `used` did not hold (all of them without `used`).
     pub used_missed: usize,
+    /// Those keys, when `used` was read (what its overlay is to keep).
+    pub used_fresh: std::collections::HashSet<Key>,
     /// Keys looked up.
     pub looked_up: usize,
     /// Values derived to compute keys, by recipe (see [`super::recipes`]).
@@ -129,8 +131,9 @@ impl<'a> Executor<'a> {
             progress: None,
             seed: None,
             kept: Vec::new(),
-            used: None,
+            used: Default::default(),
             used_missed: 0,
+            used_fresh: Default::default(),
             looked_up: 0,
             recipes: Default::default(),
         }
@@ -274,10 +277,11 @@ impl<'a> Executor<'a> {
         keys: &[Key],
     ) -> Result<std::collections::HashMap<Key, Vec<u8>>, CacheError> {
         self.looked_up += keys.len();
-        let Some(used) = &self.used else {
+        let used = &self.used;
+        if used.is_empty() {
             self.used_missed += keys.len();
             return self.memo.get_many(keys);
-        };
+        }
         let mut found = std::collections::HashMap::with_capacity(keys.len());
         let mut rest = Vec::new();
         for k in keys {
@@ -289,6 +293,7 @@ impl<'a> Executor<'a> {
             }
         }
         self.used_missed += rest.len();
+        self.used_fresh.extend(rest.iter().copied());
         found.extend(self.memo.get_many(&rest)?);
         Ok(found)
     }

@@ -6,6 +6,11 @@
 //! Layout: the magic line, the entry count (u64 LE), the index (per entry, in key order: the
 //! key, the value's offset in the data and its length, u64 LE each), the data, then the blake3
 //! hash of everything before it.
+//!
+//! A record is read as [`Layered`]: the file and a small overlay beside it (`.add`) that holds
+//! what later builds added. The file is rewritten only when the overlay outgrows about 1% of
+//! it; until then each build rewrites the overlay alone, so that what it added is found by the
+//! next build however many builds come before the next rewrite.
 
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -140,7 +145,9 @@ pub fn write<'a>(
     let mut rows: Vec<(&Key, &[u8])> = entries.into_iter().collect();
     rows.sort_unstable_by(|a, b| a.0.cmp(b.0));
     rows.dedup_by(|a, b| a.0 == b.0);
-    let tmp = path.with_extension("bin.tmp");
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
     let file = std::fs::File::create(&tmp)?;
     // Buffered before the hasher, so that it hashes large pieces (with SIMD), not each field.
     let mut w = BufWriter::with_capacity(1 << 20, Hashing::new(file));
@@ -162,6 +169,95 @@ pub fn write<'a>(
     inner.write_all(hasher.finalize().as_bytes())?;
     drop(inner);
     std::fs::rename(&tmp, path)
+}
+
+/// Where the overlay of the record at `path` is kept.
+pub fn overlay_path(path: &Path) -> std::path::PathBuf {
+    path.with_extension("add")
+}
+
+/// A record and its overlay (see the module doc): a key is looked up in the record, then in
+/// the overlay. Entries are right for any build that asks for their key, so either file may be
+/// missing, damaged, older or newer than the other.
+#[derive(Default)]
+pub struct Layered {
+    main: Option<Keyed>,
+    overlay: Option<Keyed>,
+}
+
+/// One entry a build used, for [`Layered::save`]: its key and value, and whether it was made
+/// by this build (found in neither file).
+pub struct Used<'a> {
+    pub key: &'a Key,
+    pub value: &'a [u8],
+    pub fresh: bool,
+}
+
+impl Layered {
+    /// Reads the record at `path` and its overlay (each None when missing, damaged or of
+    /// another kind).
+    pub fn read(path: &Path, magic: &[u8]) -> Layered {
+        Layered {
+            main: Keyed::read(path, magic),
+            overlay: Keyed::read(&overlay_path(path), magic),
+        }
+    }
+
+    /// Whether neither file was read.
+    pub fn is_empty(&self) -> bool {
+        self.main.is_none() && self.overlay.is_none()
+    }
+
+    /// The value stored under `key`, if any.
+    pub fn get(&self, key: &Key) -> Option<&[u8]> {
+        let main = self.main.as_ref().and_then(|m| m.get(key));
+        main.or_else(|| self.overlay.as_ref()?.get(key))
+    }
+
+    fn in_overlay(&self, key: &Key) -> bool {
+        self.overlay.as_ref().is_some_and(|o| o.get(key).is_some())
+    }
+
+    /// Keeps what a build used for the next build: the record is rewritten (and the overlay
+    /// removed) when the entries it lacks are more than about 1% of `used` or most of it is no
+    /// longer used ([`Keyed::worth_rewriting`]); otherwise only the overlay is, with the
+    /// entries the record lacks, and only when those changed.
+    pub fn save<'a>(
+        &self,
+        path: &Path,
+        magic: &[u8],
+        used: impl IntoIterator<Item = Used<'a>>,
+    ) -> io::Result<()> {
+        let used: Vec<Used> = used.into_iter().collect();
+        let fresh = used.iter().filter(|u| u.fresh).count();
+        let mut outside: Vec<(&Key, &[u8])> = used
+            .iter()
+            .filter(|u| u.fresh || self.in_overlay(u.key))
+            .map(|u| (u.key, u.value))
+            .collect();
+        outside.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        outside.dedup_by(|a, b| a.0 == b.0);
+        let overlay = overlay_path(path);
+        if Keyed::worth_rewriting(self.main.as_ref(), used.len(), outside.len()) {
+            write(path, magic, used.iter().map(|u| (u.key, u.value)))?;
+            return remove_if_there(&overlay);
+        }
+        if outside.is_empty() {
+            return remove_if_there(&overlay);
+        }
+        let same = fresh == 0 && self.overlay.as_ref().map(Keyed::len) == Some(outside.len());
+        if same {
+            return Ok(());
+        }
+        write(&overlay, magic, outside)
+    }
+}
+
+fn remove_if_there(path: &Path) -> io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -256,5 +352,104 @@ mod tests {
             Keyed::read(&path, MAGIC).unwrap().get(&k),
             Some(&b"value"[..])
         );
+    }
+
+    /// `keys` as a build that used them passes them (value: the first two bytes of the key).
+    fn used(keys: &[Key], fresh: impl Fn(&Key) -> bool) -> Vec<Used<'_>> {
+        keys.iter()
+            .map(|k| Used {
+                key: k,
+                value: &k[..2],
+                fresh: fresh(k),
+            })
+            .collect()
+    }
+
+    /// `n` hash keys, from the `from`th on.
+    fn keys(from: u32, n: u32) -> Vec<Key> {
+        (from..from + n)
+            .map(|i| *blake3::hash(&i.to_le_bytes()).as_bytes())
+            .collect()
+    }
+
+    #[test]
+    fn an_overlay_keeps_what_builds_add_until_the_record_is_worth_rewriting() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("recipes-x.bin");
+        let overlay = overlay_path(&path);
+        let mut all = keys(0, 400);
+        Layered::default()
+            .save(&path, MAGIC, used(&all, |_| true))
+            .unwrap();
+        assert!(
+            path.is_file() && !overlay.exists(),
+            "a first build writes the record"
+        );
+        let record = std::fs::read(&path).unwrap();
+        // Each build adds one entry: the record stays as it is, the overlay grows, and every
+        // entry added since the record was written is found.
+        for step in 0..5 {
+            let read = Layered::read(&path, MAGIC);
+            for k in &all {
+                assert_eq!(read.get(k), Some(&k[..2]), "step {step}");
+            }
+            let new = keys(1000 + step, 1)[0];
+            assert_eq!(read.get(&new), None);
+            all.push(new);
+            read.save(&path, MAGIC, used(&all, |k| *k == new)).unwrap();
+            assert_eq!(std::fs::read(&path).unwrap(), record, "step {step}");
+            let added = Keyed::read(&overlay, MAGIC).unwrap();
+            assert_eq!(added.len(), step as usize + 1, "step {step}");
+        }
+        // A build that adds nothing leaves the overlay as it is.
+        let before = std::fs::metadata(&overlay).unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let read = Layered::read(&path, MAGIC);
+        read.save(&path, MAGIC, used(&all, |_| false)).unwrap();
+        assert_eq!(
+            std::fs::metadata(&overlay).unwrap().modified().unwrap(),
+            before
+        );
+        // One that no longer uses two of the added entries drops them from the overlay.
+        let fewer = &all[..all.len() - 2];
+        read.save(&path, MAGIC, used(fewer, |_| false)).unwrap();
+        assert_eq!(Keyed::read(&overlay, MAGIC).unwrap().len(), 3);
+        // Past about 1% of entries outside the record, the record is rewritten with everything
+        // and the overlay goes.
+        let read = Layered::read(&path, MAGIC);
+        let many = keys(5000, 300);
+        let mut everything = all.clone();
+        everything.extend(&many);
+        read.save(&path, MAGIC, used(&everything, |k| many.contains(k)))
+            .unwrap();
+        assert!(!overlay.exists(), "the overlay was folded into the record");
+        let read = Layered::read(&path, MAGIC);
+        assert_eq!(read.main.as_ref().map(Keyed::len), Some(everything.len()));
+        for k in &everything {
+            assert_eq!(read.get(k), Some(&k[..2]));
+        }
+    }
+
+    #[test]
+    fn a_damaged_overlay_is_not_read_and_the_record_still_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("used-x.bin");
+        let base = keys(0, 300);
+        Layered::default()
+            .save(&path, MAGIC, used(&base, |_| true))
+            .unwrap();
+        let mut all = base.clone();
+        all.extend(keys(900, 3));
+        let read = Layered::read(&path, MAGIC);
+        read.save(&path, MAGIC, used(&all, |k| !base.contains(k)))
+            .unwrap();
+        let overlay = overlay_path(&path);
+        let mut bytes = std::fs::read(&overlay).unwrap();
+        let at = bytes.len() / 2;
+        bytes[at] ^= 1;
+        std::fs::write(&overlay, bytes).unwrap();
+        let read = Layered::read(&path, MAGIC);
+        assert_eq!(read.get(&base[7]), Some(&base[7][..2]));
+        assert_eq!(read.get(&all[301]), None, "the damaged overlay is not read");
     }
 }

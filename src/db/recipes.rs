@@ -6,14 +6,16 @@
 //! document's texts to embed are recalled the same way (`stage::embed_input`).
 //!
 //! Like `used`, an entry is right for any build that asks for its key: the file may be older
-//! or newer than the memo and the output, and a damaged one is not read.
+//! or newer than the memo and the output, and a damaged one is not read. What a build made is
+//! kept in the overlay until the file is worth rewriting (`db::keyed::Layered`), so that an
+//! edit never makes again what an earlier edit made.
 
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use super::cache::Key;
-use super::keyed::Keyed;
+use super::keyed::{Layered, Used};
 
 const MAGIC: &[u8] = b"c2s-recipes 1\n";
 
@@ -21,7 +23,7 @@ const MAGIC: &[u8] = b"c2s-recipes 1\n";
 /// times a level was summarized).
 #[derive(Default)]
 pub struct Recipes {
-    read: Option<Keyed>,
+    read: Layered,
     kept: HashMap<Key, Kept>,
 }
 
@@ -41,14 +43,14 @@ impl Recipes {
     /// The recipes at `path` (none when missing, damaged or of another format).
     pub fn open(path: &Path) -> Recipes {
         Recipes {
-            read: Keyed::read(path, MAGIC),
+            read: Layered::read(path, MAGIC),
             ..Recipes::default()
         }
     }
 
     /// The value recorded for `recipe`.
     pub fn get(&self, recipe: &Key) -> Option<&[u8]> {
-        self.read.as_ref()?.get(recipe)
+        self.read.get(recipe)
     }
 
     /// Notes what this build used for `recipe`.
@@ -68,14 +70,6 @@ impl Recipes {
             .collect()
     }
 
-    /// How many values this build had to derive (their recipe was not recorded).
-    pub fn missed(&self) -> usize {
-        self.kept
-            .values()
-            .filter(|k| matches!(k, Kept::Made(..)))
-            .count()
-    }
-
     /// How many values of the kind `kind` this build had to derive.
     pub fn missed_of(&self, kind: &str) -> usize {
         self.kept
@@ -84,20 +78,28 @@ impl Recipes {
             .count()
     }
 
-    /// Writes the recipes this build used to `path` when the recorded ones missed more than
-    /// about 1% of them (or most are no longer used), and forgets both.
+    /// Keeps the recipes this build used at `path` (the file rewritten when the recorded ones
+    /// missed more than about 1% of them or most are no longer used, else its overlay; see
+    /// `db::keyed::Layered`), and forgets both.
     pub fn save(&mut self, path: &Path) -> io::Result<()> {
-        let read = self.read.take();
-        let missed = self.missed();
+        let read = std::mem::take(&mut self.read);
         let kept = std::mem::take(&mut self.kept);
-        if kept.is_empty() || !Keyed::worth_rewriting(read.as_ref(), kept.len(), missed) {
+        if kept.is_empty() {
             return Ok(());
         }
-        let rows = kept.iter().filter_map(|(k, v)| match v {
-            Kept::Made(_, v) => Some((k, v.as_slice())),
-            Kept::Recorded => read.as_ref()?.get(k).map(|v| (k, v)),
+        let rows = kept.iter().filter_map(|(key, v)| match v {
+            Kept::Made(_, value) => Some(Used {
+                key,
+                value,
+                fresh: true,
+            }),
+            Kept::Recorded => read.get(key).map(|value| Used {
+                key,
+                value,
+                fresh: false,
+            }),
         });
-        super::keyed::write(path, MAGIC, rows)
+        read.save(path, MAGIC, rows)
     }
 }
 
@@ -159,10 +161,7 @@ mod tests {
             k[..4].copy_from_slice(&i.to_le_bytes());
             r.keep(k, Kept::Made("embed", i.to_le_bytes().to_vec()));
         }
-        assert_eq!(
-            (r.missed(), r.missed_of("embed"), r.missed_of("group")),
-            (300, 300, 0)
-        );
+        assert_eq!((r.missed_of("embed"), r.missed_of("group")), (300, 0));
         r.save(&path).unwrap();
         let r = Recipes::open(&path);
         assert_eq!(r.get(&[1; 32]), Some(&b"one"[..]));

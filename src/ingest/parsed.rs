@@ -6,7 +6,8 @@
 //! A key names the c2s version, the planted-sentence rules, the parse settings, the path shown
 //! in warnings, the format and the hash of the bytes: an entry is right for any build that asks
 //! for its key, so an older file only misses the sources that changed since, and is rewritten
-//! only when those are more than about 1% (a `db::keyed` file; a damaged one is not read).
+//! only when those are more than about 1% (a `db::keyed` file; a damaged one is not read);
+//! until then the sources parsed since are kept in its overlay (`keyed::Layered`).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -16,7 +17,7 @@ use super::formats::RawRecord;
 use super::graph::Parsed;
 use super::records::Scan;
 use crate::db::cache::Key;
-use crate::db::keyed::{self, Keyed};
+use crate::db::keyed::{Layered, Used};
 use crate::diag::Warning;
 use crate::planted::Flag;
 
@@ -53,7 +54,7 @@ pub(super) fn key(display: &str, format: Format, hash: &str, max_file_bytes: u64
 /// The file the last build left, and what this build adds to it.
 pub struct ParsedCache {
     path: PathBuf,
-    file: Option<Keyed>,
+    file: Layered,
     /// Whether this build may write the file (not on a dry run).
     write: bool,
 }
@@ -62,7 +63,7 @@ impl ParsedCache {
     /// Opens the file at `path` (a missing or damaged one is empty).
     pub fn open(path: PathBuf, write: bool) -> ParsedCache {
         ParsedCache {
-            file: keyed::Keyed::read(&path, MAGIC),
+            file: Layered::read(&path, MAGIC),
             path,
             write,
         }
@@ -75,22 +76,32 @@ impl ParsedCache {
 
     /// The entry stored under `key`, if it is there and reads back whole.
     pub(super) fn get(&self, key: &Key) -> Option<Entry> {
-        decode(&mut Reader(self.file.as_ref()?.get(key)?))
+        decode(&mut Reader(self.file.get(key)?))
     }
 
     /// Keeps the entries of this build's sources for the next build: `hits` were found here,
-    /// `fresh` were parsed now. Written only when worth it (see the module doc).
+    /// `fresh` were parsed now. The file is rewritten only when worth it, else its overlay (see
+    /// the module doc).
     pub(super) fn save(self, hits: &[Key], fresh: &[(Key, Vec<u8>)]) -> io::Result<()> {
-        let kept = hits.len() + fresh.len();
-        if !self.write || !Keyed::worth_rewriting(self.file.as_ref(), kept, fresh.len()) {
+        if !self.write {
             return Ok(());
         }
-        let old = self.file.as_ref();
+        let old = &self.file;
         let entries = hits
             .iter()
-            .filter_map(|k| Some((k, old?.get(k)?)))
-            .chain(fresh.iter().map(|(k, v)| (k, v.as_slice())));
-        keyed::write(&self.path, MAGIC, entries)
+            .filter_map(|key| {
+                Some(Used {
+                    key,
+                    value: old.get(key)?,
+                    fresh: false,
+                })
+            })
+            .chain(fresh.iter().map(|(key, v)| Used {
+                key,
+                value: v,
+                fresh: true,
+            }));
+        old.save(&self.path, MAGIC, entries)
     }
 }
 

@@ -25,6 +25,7 @@ pub fn collect(memo: &Memo) -> Result<u64, CacheError> {
                 ("entries", "bin"),
             ] {
                 let file = crate::db::cache::beside_memo(memo.path(), Path::new(out), kind, ext);
+                let _ = std::fs::remove_file(crate::db::keyed::overlay_path(&file));
                 let _ = std::fs::remove_file(file);
             }
             continue;

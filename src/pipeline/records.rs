@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use crate::db::cache::Memo;
 use crate::db::exec::{Entry, Executor};
 use crate::db::recipes::Recipes;
-use crate::db::used::Used;
 use crate::diag::Diagnostics;
 use crate::error::BuildError;
 use crate::format::lock::Lock;
@@ -150,13 +149,20 @@ pub(crate) fn after_write(
     save_records(memo, &opts.out_dir, exec)
 }
 
-/// Drops the record of used results the build read, and writes the results this build used in
-/// its place (when `write`, and when the old one is worth rewriting).
+/// Drops the record of used results the build read, and keeps the results this build used in
+/// its place (when `write`; the record itself or its overlay, see `db::keyed::Layered`).
 fn keep_used(path: &Path, exec: &mut Executor, kept: &[Entry], write: bool) -> std::io::Result<()> {
-    let read = exec.used.take();
-    if !write || !Used::worth_rewriting(read.as_ref(), kept.len(), exec.used_missed) {
+    let read = std::mem::take(&mut exec.used);
+    let fresh = std::mem::take(&mut exec.used_fresh);
+    if !write {
         return Ok(());
     }
-    drop(read);
-    crate::db::used::write(path, kept.iter().map(|e| (&e.key, e.value.as_slice())))
+    // Without a record every key is new; the set is filled only when one was read.
+    let all_fresh = read.is_empty();
+    let entries = kept.iter().map(|e| crate::db::keyed::Used {
+        key: &e.key,
+        value: &e.value,
+        fresh: all_fresh || fresh.contains(&e.key),
+    });
+    crate::db::used::save(&read, path, entries)
 }

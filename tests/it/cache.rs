@@ -23,36 +23,56 @@ fn gc_keeps_live_entries_and_clean_removes_the_memo() {
     .unwrap();
     ok(d, &["build", "c", "--out", "b", "-q"]);
     assert_eq!(stats(d)["stages"]["card"]["entries"], 41);
-    // Each output has its records of used results and of recipes beside the memo.
-    let count = |kind: &str| {
+    // Each output has its records of used results and of recipes beside the memo, and an edit
+    // build adds their overlays.
+    let count = |kind: &str, ext: &str| {
         std::fs::read_dir(d.join("cache"))
             .unwrap()
             .filter(|e| {
                 let name = e.as_ref().unwrap().file_name();
                 let name = name.to_string_lossy();
-                name.starts_with(&format!("{kind}-")) && name.ends_with(".bin")
+                name.starts_with(&format!("{kind}-")) && name.ends_with(ext)
             })
             .count()
     };
     let records = || {
-        assert_eq!(count("used"), count("recipes"), "one of each per output");
-        count("used")
+        assert_eq!(
+            count("used", ".bin"),
+            count("recipes", ".bin"),
+            "one of each per output"
+        );
+        count("used", ".bin")
     };
+    let overlays = || count("used", ".add") + count("recipes", ".add") + count("parsed", ".add");
+    assert_eq!(overlays(), 0, "first builds write no overlay");
+    let doc1 = d.join("c/doc-00001.md");
+    let text = std::fs::read_to_string(&doc1).unwrap();
+    std::fs::write(&doc1, format!("{text}\nTapirs swim well.\n")).unwrap();
+    ok(d, &["build", "c", "--out", "b", "-q"]);
+    assert_eq!(stats(d)["stages"]["card"]["entries"], 42);
     assert_eq!(records(), 2);
+    assert!(
+        overlays() >= 1,
+        "the edit build of b kept what it added in overlays"
+    );
     std::fs::remove_dir_all(d.join("b")).unwrap();
-    // Edit again: the next build of `a` needs one new card.
+    // Edit again: the next build of `a` needs two new cards.
     std::fs::write(d.join("c/doc-00000.md"), "# Tapir two\n\nStill tapirs.\n").unwrap();
     ok(d, &["cache", "gc", "c"]);
-    // Output `a` still uses its 40 cards; the card only `b` used is gone, with b's record.
+    // Output `a` still uses its 40 cards; the cards only `b` used are gone, with b's records
+    // and their overlays.
     assert_eq!(stats(d)["stages"]["card"]["entries"], 40);
     assert_eq!(records(), 1);
+    assert_eq!(overlays(), 0, "gc removes the overlays of a gone output");
     let r: serde_json::Value =
         serde_json::from_str(&ok(d, &["build", "c", "--out", "a", "-q", "--json"])).unwrap();
-    assert_eq!(r["stages"]["card"]["computed"], 1, "{r}");
+    assert_eq!(r["stages"]["card"]["computed"], 2, "{r}");
+    assert!(overlays() >= 1, "{r}");
     ok(d, &["clean", "c", "--out", "a", "--cache"]);
     assert!(!d.join("a").exists());
     assert!(!d.join("cache/c2s.sqlite").exists());
     assert_eq!(records(), 0, "clean --cache removes the output's record");
+    assert_eq!(overlays(), 0, "and its overlays");
 }
 
 /// The slots record of the output `out` in the memo of `dir`.
