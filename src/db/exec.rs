@@ -68,7 +68,9 @@ pub struct Batching<F> {
 pub struct Executor<'a> {
     pub memo: &'a Memo,
     pub counts: BTreeMap<&'static str, StageCount>,
-    pub slots: Slots,
+    /// Every item's subject and key parts, by stage call, in order (made into [`Slots`] only
+    /// when they are saved: most builds do not save them).
+    pub plans: Vec<(&'static str, Vec<(String, KeyParts)>)>,
     /// Milliseconds to sleep per computed item (C2S_THROTTLE_MS; used to test interruption).
     throttle_ms: u64,
     /// Dry run: compute misses in memory but never write the memo; record why each was missed.
@@ -123,7 +125,7 @@ impl<'a> Executor<'a> {
         Executor {
             memo,
             counts: BTreeMap::new(),
-            slots: Slots::default(),
+            plans: Vec::new(),
             throttle_ms,
             dry: None,
             io_threads: 0,
@@ -148,6 +150,19 @@ impl<'a> Executor<'a> {
             misses: Vec::new(),
         });
         e
+    }
+
+    /// Every key this build used, by stage and subject (a subject planned twice keeps its last
+    /// key).
+    pub fn slots(&self) -> Slots {
+        let mut slots = Slots::default();
+        for (stage, plans) in &self.plans {
+            let slot = slots.0.entry(stage.to_string()).or_default();
+            for (subject, parts) in plans {
+                slot.insert(subject.clone(), parts.clone());
+            }
+        }
+        slots
     }
 
     /// Whether this is a dry run (nothing is written; backends are stand-ins).
@@ -201,9 +216,9 @@ impl<'a> Executor<'a> {
         let seeded = self
             .take_seeded(stage, &keys, &mut found)
             .map_err(E::from)?;
-        let mut out: Vec<Option<O>> = planned
-            .iter()
-            .map(|p| found.get(&p.key).and_then(|b| O::decode(b)))
+        let mut out: Vec<Option<O>> = found
+            .par_iter()
+            .map(|b| b.as_deref().and_then(O::decode))
             .collect();
         let misses: Vec<usize> = (0..items.len()).filter(|&i| out[i].is_none()).collect();
         if let Some(dry) = &mut self.dry
@@ -243,10 +258,10 @@ impl<'a> Executor<'a> {
             out[i] = Some(v);
         }
         if self.dry.is_none() {
-            for (p, o) in planned.iter().zip(&out) {
+            for ((p, o), f) in planned.iter().zip(&out).zip(&mut found) {
                 let o = o.as_ref().expect("every item computed or reused");
                 if o.memoize() {
-                    let value = found.remove(&p.key).unwrap_or_else(|| o.encode());
+                    let value = f.take().unwrap_or_else(|| o.encode());
                     self.kept.push(Entry {
                         stage: stage.to_string(),
                         key: p.key,
@@ -260,58 +275,72 @@ impl<'a> Executor<'a> {
         count.computed += misses.len();
         count.reused += items.len() - misses.len();
         count.seeded += seeded;
-        let slot = self.slots.0.entry(stage.to_string()).or_default();
-        for p in planned {
-            slot.insert(p.plan.subject, p.plan.parts);
-        }
+        let plans = planned
+            .into_iter()
+            .map(|p| (p.plan.subject, p.plan.parts))
+            .collect();
+        self.plans.push((stage, plans));
         Ok(out
             .into_iter()
             .map(|o| o.expect("every item computed or reused"))
             .collect())
     }
 
-    /// The stored results of `keys`: from the previous build's used results first, from the
-    /// memo for the rest.
-    fn look_up(
-        &mut self,
-        keys: &[Key],
-    ) -> Result<std::collections::HashMap<Key, Vec<u8>>, CacheError> {
+    /// The stored result of each of `keys`, in order: from the previous build's used results
+    /// first (in parallel), from the memo for the rest.
+    fn look_up(&mut self, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>, CacheError> {
         self.looked_up += keys.len();
         let used = &self.used;
-        if used.is_empty() {
-            self.used_missed += keys.len();
-            return self.memo.get_many(keys);
+        let mut found: Vec<Option<Vec<u8>>> = if used.is_empty() {
+            vec![None; keys.len()]
+        } else {
+            keys.par_iter()
+                .map(|k| used.get(k).map(<[u8]>::to_vec))
+                .collect()
+        };
+        let rest: Vec<Key> = keys
+            .iter()
+            .zip(&found)
+            .filter(|(_, f)| f.is_none())
+            .map(|(k, _)| *k)
+            .collect();
+        self.used_missed += rest.len();
+        if !used.is_empty() {
+            self.used_fresh.extend(rest.iter().copied());
         }
-        let mut found = std::collections::HashMap::with_capacity(keys.len());
-        let mut rest = Vec::new();
-        for k in keys {
-            match used.get(k) {
-                Some(v) => {
-                    found.insert(*k, v.to_vec());
-                }
-                None => rest.push(*k),
+        if rest.is_empty() {
+            return Ok(found);
+        }
+        let memo = self.memo.get_many(&rest)?;
+        for (k, f) in keys.iter().zip(&mut found) {
+            if f.is_none() {
+                // Cloned, not taken: a key may come twice.
+                *f = memo.get(k).cloned();
             }
         }
-        self.used_missed += rest.len();
-        self.used_fresh.extend(rest.iter().copied());
-        found.extend(self.memo.get_many(&rest)?);
         Ok(found)
     }
 
-    /// Moves the seed's results for the keys the memo lacks into `found` and into the memo;
-    /// returns how many.
+    /// Moves the seed's results for the keys neither the record nor the memo had into `found`
+    /// and into the memo; returns how many.
     fn take_seeded(
         &mut self,
         stage: &str,
         keys: &[Key],
-        found: &mut std::collections::HashMap<Key, Vec<u8>>,
+        found: &mut [Option<Vec<u8>>],
     ) -> Result<usize, CacheError> {
         let Some(seed) = self.seed.as_mut() else {
             return Ok(0);
         };
-        let mut taken = Vec::new();
-        for k in keys {
-            if found.contains_key(k) {
+        let mut taken: Vec<(Key, Vec<u8>)> = Vec::new();
+        // Where each taken key is in `taken`: a key that comes twice is found there.
+        let mut at: std::collections::HashMap<Key, usize> = Default::default();
+        for (k, f) in keys.iter().zip(found.iter_mut()) {
+            if f.is_some() {
+                continue;
+            }
+            if let Some(&i) = at.get(k) {
+                *f = Some(taken[i].1.clone());
                 continue;
             }
             // A dry run writes no memo, so the seed keeps its copy for later stage calls.
@@ -321,15 +350,15 @@ impl<'a> Executor<'a> {
                 seed.remove(k)
             };
             if let Some(v) = v {
+                *f = Some(v.clone());
+                at.insert(*k, taken.len());
                 taken.push((*k, v));
             }
         }
         if self.dry.is_none() {
             self.memo.put_many(stage, &taken)?;
         }
-        let n = taken.len();
-        found.extend(taken);
-        Ok(n)
+        Ok(taken.len())
     }
 
     /// Computes the misses in parallel; a writer thread commits results as they arrive, so an

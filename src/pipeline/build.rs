@@ -469,8 +469,8 @@ fn build_on(
         dry_run: opts.dry_run.then(|| exec.misses().to_vec()),
     };
     drop(ctx);
-    let slots = std::mem::take(&mut exec.slots);
-    crate::pipeline::drop_later((slots, corpus, tree, cards, vectors, kept));
+    let plans = std::mem::take(&mut exec.plans);
+    crate::pipeline::drop_later((plans, corpus, tree, cards, vectors, kept));
     Ok(report)
 }
 

@@ -42,7 +42,7 @@ pub fn save_records(memo: &Memo, out: &Path, exec: &Executor) -> Result<(), Buil
     if !slots_moved(exec.used_missed, exec.looked_up) && memo.has_record(&name)? {
         return Ok(());
     }
-    let slots = serde_json::to_vec(&exec.slots).expect("slots serialize");
+    let slots = serde_json::to_vec(&exec.slots()).expect("slots serialize");
     memo.set_record(&name, &slots).map_err(BuildError::from)
 }
 

@@ -11,7 +11,7 @@ use crate::matrix::Matrix;
 use crate::progress::Progress;
 use crate::stage::hierarchy::{HierarchyInput, build_tree};
 use crate::stage::incremental::{Snapshot, warm_start};
-use crate::stage::summarize::summarize_nodes;
+use crate::stage::summarize::{Corpus, summarize_nodes};
 use crate::tree::Tree;
 
 /// Warm start from the previous tree when possible; otherwise the level loop from scratch.
@@ -30,6 +30,7 @@ pub(crate) fn make_tree(
     let reason = match prev.and_then(|s| warm_start(&s, docs, doc_vectors, cfg, backends.kmeans()))
     {
         Ok((mut tree, stats)) => {
+            let corpus = Corpus::new(docs, cards);
             let mut order: Vec<usize> = (0..tree.nodes.len()).collect();
             order.sort_by_key(|&i| tree.nodes[i].level);
             for level in 1..=tree.levels {
@@ -42,8 +43,7 @@ pub(crate) fn make_tree(
                     &mut tree,
                     &nodes,
                     &nodes,
-                    docs,
-                    cards,
+                    &corpus,
                     backends.llm.as_ref(),
                     exec,
                 )?;

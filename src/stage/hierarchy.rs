@@ -14,7 +14,7 @@ use crate::stage::cluster::{
 use crate::stage::embed::embed_texts;
 use crate::stage::node_input::node_subject;
 use crate::stage::repartition::{RepartitionPlan, ReviewGroup, plan_merges, review};
-use crate::stage::summarize::{reembed_text, summarize_nodes};
+use crate::stage::summarize::{Corpus, reembed_text, summarize_nodes};
 use crate::tree::{Node, Tree};
 
 /// Verify-and-repartition runs on these levels (DESIGN.md §1).
@@ -55,6 +55,7 @@ pub fn build_tree(
     // is 1.5 GB); higher levels cluster the re-embedded nodes below.
     let mut current = std::borrow::Cow::Borrowed(input.doc_vectors);
     let mut below: Vec<usize> = Vec::new();
+    let corpus = Corpus::new(input.docs, input.cards);
     let mut level = 1;
     loop {
         let params = LevelParams {
@@ -83,15 +84,7 @@ pub fn build_tree(
         stats.cluster_secs += clock.elapsed().as_secs_f64();
         let clock = std::time::Instant::now();
         let mut nodes = add_level(&mut tree, &lc, level, &below);
-        summarize_nodes(
-            &mut tree,
-            &nodes,
-            &nodes,
-            input.docs,
-            input.cards,
-            input.llm,
-            exec,
-        )?;
+        summarize_nodes(&mut tree, &nodes, &nodes, &corpus, input.llm, exec)?;
         if level <= REPARTITION_LEVELS {
             let plan = repartition_plan(&tree, &lc, &current, &nodes, level, input, exec)?;
             stats.merges += plan.merges.len();
@@ -106,15 +99,7 @@ pub fn build_tree(
             } else {
                 nodes.clone()
             };
-            summarize_nodes(
-                &mut tree,
-                &again,
-                &nodes,
-                input.docs,
-                input.cards,
-                input.llm,
-                exec,
-            )?;
+            summarize_nodes(&mut tree, &again, &nodes, &corpus, input.llm, exec)?;
         }
         stats.summarize_secs += clock.elapsed().as_secs_f64();
         let clock = std::time::Instant::now();

@@ -65,25 +65,19 @@ pub fn warm_start(
         .enumerate()
         .map(|(i, d)| (d.id.as_str(), i))
         .collect();
-    let before: HashSet<&str> = snap
-        .nodes
-        .iter()
-        .flat_map(|n| n.docs.iter().map(String::as_str))
-        .collect();
-    let added: Vec<usize> = (0..docs.len())
-        .filter(|&i| !before.contains(docs[i].id.as_str()))
-        .collect();
-    let deleted = before.iter().filter(|id| !index.contains_key(**id)).count();
-    let share = (added.len() + deleted) as f64 / before.len().max(1) as f64;
+    let (mut tree, members) = restore(snap, &index, docs.len());
+    let added: Vec<usize> = (0..docs.len()).filter(|&i| !members.present[i]).collect();
+    let deleted = members.gone.len();
+    let before = docs.len() - added.len() + deleted;
+    let share = (added.len() + deleted) as f64 / before.max(1) as f64;
     if share > config.incremental.full_rebuild_share {
         return Err(format!(
             "{} of {} documents added or deleted, over incremental.full_rebuild_share = {}",
             added.len() + deleted,
-            before.len(),
+            before,
             config.incremental.full_rebuild_share
         ));
     }
-    let mut tree = restore(snap, &index);
     // Only leaves that lost or gained documents are resized, so a warm start never reshapes
     // clusters the change did not touch.
     let shrunk: HashSet<usize> = (0..snap.nodes.len())
@@ -117,13 +111,37 @@ pub fn warm_start(
     Ok((finish(tree, vectors), stats))
 }
 
-/// The previous tree with current document indices (deleted documents dropped).
-fn restore(snap: &Snapshot, index: &HashMap<&str, usize>) -> Tree {
+/// Which documents the previous tree held: each current one (by index) that a node listed, and
+/// the ids of those it listed that are gone.
+struct Members<'s> {
+    present: Vec<bool>,
+    gone: HashSet<&'s str>,
+}
+
+/// The previous tree with current document indices (deleted documents dropped), and which
+/// documents it held.
+fn restore<'s>(
+    snap: &'s Snapshot,
+    index: &HashMap<&str, usize>,
+    n_docs: usize,
+) -> (Tree, Members<'s>) {
     let map = |ids: &[String]| {
         ids.iter()
             .filter_map(|id| index.get(id.as_str()).copied())
             .collect::<Vec<usize>>()
     };
+    let mut members = Members {
+        present: vec![false; n_docs],
+        gone: HashSet::new(),
+    };
+    for id in snap.nodes.iter().flat_map(|n| &n.docs) {
+        match index.get(id.as_str()) {
+            Some(&i) => members.present[i] = true,
+            None => {
+                members.gone.insert(id);
+            }
+        }
+    }
     let nodes = snap
         .nodes
         .iter()
@@ -144,11 +162,12 @@ fn restore(snap: &Snapshot, index: &HashMap<&str, usize>) -> Tree {
             }
         })
         .collect();
-    Tree {
+    let tree = Tree {
         nodes,
         roots: snap.roots.clone(),
         levels: snap.levels,
-    }
+    };
+    (tree, members)
 }
 
 fn leaves(tree: &Tree) -> Vec<usize> {
@@ -327,13 +346,17 @@ fn restub(tree: &mut Tree, changed: &[usize], vectors: &Matrix, tau: f32, cap: O
         .iter()
         .map(|&l| vectors.centroid(&tree.nodes[l].docs))
         .collect();
-    let home: HashMap<usize, usize> = leaves
-        .iter()
-        .enumerate()
-        .flat_map(|(pos, &l)| tree.nodes[l].docs.iter().map(move |&d| (d, pos)))
-        .collect();
+    // Each document's leaf, by position in `leaves` (the last that lists it; none without one).
+    let mut home: Vec<Option<usize>> = vec![None; vectors.rows];
+    for (pos, &l) in leaves.iter().enumerate() {
+        for &d in &tree.nodes[l].docs {
+            home[d] = Some(pos);
+        }
+    }
     for &d in changed {
-        let Some(&h) = home.get(&d) else { continue };
+        let Some(h) = home.get(d).copied().flatten() else {
+            continue;
+        };
         let own = dot(vectors.row(d), &cents[h]);
         let best = (0..leaves.len())
             .filter(|&j| j != h)

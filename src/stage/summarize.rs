@@ -55,15 +55,40 @@ fn key(stage: &str, llm: &dyn Llm, inputs: Vec<String>) -> KeyParts {
     }
 }
 
-/// Cards [`level_avoid`] reads for brand words, at most (evenly spaced in corpus order).
+/// Cards [`Corpus::brand`] reads for brand words, at most (evenly spaced in corpus order).
 const BRAND_SAMPLE: usize = 1000;
 
-/// The words most groups of a level share (see [`ClusterInput::avoid`]), and the brand words
-/// that most documents' cards (title, one-line and phrases) hold.
-fn level_avoid(held: &[&[String]], cards: &[Card]) -> Vec<String> {
-    let step = cards.len().div_ceil(BRAND_SAMPLE).max(1);
-    let heads = cards.iter().step_by(step).map(|c| c.render());
-    let mut avoid = phrases::brand_words(heads);
+/// The documents and their cards that a build summarizes groups of, and the brand words their
+/// cards hold (found once per build, for every level).
+pub struct Corpus<'a> {
+    pub docs: &'a [Document],
+    pub cards: &'a [Card],
+    brand: std::sync::OnceLock<Vec<String>>,
+}
+
+impl<'a> Corpus<'a> {
+    pub fn new(docs: &'a [Document], cards: &'a [Card]) -> Corpus<'a> {
+        Corpus {
+            docs,
+            cards,
+            brand: Default::default(),
+        }
+    }
+
+    /// The brand words that most documents' cards (title, one-line and phrases) hold.
+    fn brand(&self) -> &[String] {
+        self.brand.get_or_init(|| {
+            let step = self.cards.len().div_ceil(BRAND_SAMPLE).max(1);
+            let heads = self.cards.iter().step_by(step).map(|c| c.render());
+            phrases::brand_words(heads)
+        })
+    }
+}
+
+/// The words most groups of a level share (see [`ClusterInput::avoid`]), and the corpus's
+/// brand words.
+fn level_avoid(held: &[&[String]], corpus: &Corpus) -> Vec<String> {
+    let mut avoid = corpus.brand().to_vec();
     avoid.extend(phrases::common_of(held));
     avoid.sort();
     avoid.dedup();
@@ -77,11 +102,11 @@ pub fn summarize_nodes(
     tree: &mut Tree,
     nodes: &[usize],
     level: &[usize],
-    docs: &[Document],
-    cards: &[Card],
+    corpus: &Corpus,
     llm: &dyn Llm,
     exec: &mut Executor,
 ) -> Result<(), BuildError> {
+    let (docs, cards) = (corpus.docs, corpus.cards);
     let reads_marks = llm.reads_marks();
     // Read-only until the results are stored.
     let shared: &Tree = tree;
@@ -104,7 +129,7 @@ pub fn summarize_nodes(
             .collect();
         let others = node_inputs(from, &others, reads_marks, &mut exec.recipes);
         let held: Vec<&[String]> = inputs.iter().chain(&others).map(|x| &x.held[..]).collect();
-        avoid = level_avoid(&held, cards);
+        avoid = level_avoid(&held, corpus);
         for x in &mut inputs {
             x.set_avoid(&avoid);
         }
