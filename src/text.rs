@@ -371,12 +371,34 @@ pub fn clip_chars(s: &str, max: usize) -> &str {
 
 /// One line: whitespace collapsed.
 pub fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(s.len());
+    for (i, w) in s.split_whitespace().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_line_joins_the_words_with_single_spaces() {
+        for s in [
+            "",
+            "   ",
+            "one",
+            " lead and trail ",
+            "tabs\tand\nnew\r\nlines",
+            "non\u{a0}breaking\u{2003}em\u{3000}ideographic",
+        ] {
+            let want = s.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert_eq!(one_line(s), want, "{s:?}");
+        }
+    }
 
     #[test]
     fn a_clipped_line_ends_at_a_boundary_or_says_it_goes_on() {

@@ -290,9 +290,21 @@ fn row_phrases(c: &Card) -> Vec<&str> {
 
 /// A title as Markdown link text: one line, brackets escaped.
 pub(super) fn link_text(title: &str) -> String {
-    crate::text::one_line(title)
-        .replace('[', "\\[")
-        .replace(']', "\\]")
+    let mut out = String::with_capacity(title.len() + 4);
+    for (i, w) in title.split_whitespace().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        let mut rest = w;
+        while let Some(at) = rest.find(['[', ']']) {
+            out.push_str(&rest[..at]);
+            out.push('\\');
+            out.push_str(&rest[at..at + 1]);
+            rest = &rest[at + 1..];
+        }
+        out.push_str(rest);
+    }
+    out
 }
 
 fn title_case(label: &str) -> String {
@@ -306,6 +318,23 @@ fn title_case(label: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn link_text_is_one_line_with_brackets_escaped() {
+        for title in [
+            "",
+            "Plain title",
+            "  Spaced\t out\n title  ",
+            "[Beta] feature ]x[ and [[nested]]",
+            "Non\u{a0}breaking\u{2003}spaces — and émoji 🎉 [ok]",
+        ] {
+            let want = crate::text::one_line(title)
+                .replace('[', "\\[")
+                .replace(']', "\\]");
+            assert_eq!(link_text(title), want, "{title:?}");
+        }
+        assert_eq!(link_text(" a [b]\n c"), "a \\[b\\] c");
+    }
 
     #[test]
     fn descriptions_fit_the_limit_in_utf16() {
