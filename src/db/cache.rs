@@ -199,7 +199,11 @@ impl Memo {
     }
 
     /// Stores entries in one transaction (committed when this returns).
-    pub fn put_many(&self, stage: &str, entries: &[(Key, Vec<u8>)]) -> Result<(), CacheError> {
+    pub fn put_many<V: AsRef<[u8]>>(
+        &self,
+        stage: &str,
+        entries: &[(Key, V)],
+    ) -> Result<(), CacheError> {
         if entries.is_empty() {
             return Ok(());
         }
@@ -213,10 +217,10 @@ impl Memo {
                 .map_err(|e| self.sql(e))?;
             // In key order: the B-tree is then filled page by page (a fresh clone seeds every
             // result of its state file at once), not at random places.
-            let mut sorted: Vec<&(Key, Vec<u8>)> = entries.iter().collect();
+            let mut sorted: Vec<&(Key, V)> = entries.iter().collect();
             sorted.sort_unstable_by_key(|e| e.0);
             for (k, v) in sorted {
-                stmt.execute(params![&k[..], stage, v])
+                stmt.execute(params![&k[..], stage, v.as_ref()])
                     .map_err(|e| self.sql(e))?;
             }
         }

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::mpsc;
 
+use bytes::Bytes;
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -261,7 +262,7 @@ impl<'a> Executor<'a> {
             for ((p, o), f) in planned.iter().zip(&out).zip(&mut found) {
                 let o = o.as_ref().expect("every item computed or reused");
                 if o.memoize() {
-                    let value = f.take().unwrap_or_else(|| o.encode());
+                    let value = f.take().unwrap_or_else(|| o.encode().into());
                     self.kept.push(Entry {
                         stage: stage.to_string(),
                         key: p.key,
@@ -288,15 +289,13 @@ impl<'a> Executor<'a> {
 
     /// The stored result of each of `keys`, in order: from the previous build's used results
     /// first (in parallel), from the memo for the rest.
-    fn look_up(&mut self, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>, CacheError> {
+    fn look_up(&mut self, keys: &[Key]) -> Result<Vec<Option<Bytes>>, CacheError> {
         self.looked_up += keys.len();
         let used = &self.used;
-        let mut found: Vec<Option<Vec<u8>>> = if used.is_empty() {
+        let mut found: Vec<Option<Bytes>> = if used.is_empty() {
             vec![None; keys.len()]
         } else {
-            keys.par_iter()
-                .map(|k| used.get(k).map(<[u8]>::to_vec))
-                .collect()
+            keys.par_iter().map(|k| used.get_shared(k)).collect()
         };
         let rest: Vec<Key> = keys
             .iter()
@@ -311,10 +310,15 @@ impl<'a> Executor<'a> {
         if rest.is_empty() {
             return Ok(found);
         }
-        let memo = self.memo.get_many(&rest)?;
+        let memo: std::collections::HashMap<Key, Bytes> = self
+            .memo
+            .get_many(&rest)?
+            .into_iter()
+            .map(|(k, v)| (k, v.into()))
+            .collect();
         for (k, f) in keys.iter().zip(&mut found) {
             if f.is_none() {
-                // Cloned, not taken: a key may come twice.
+                // Shared, not taken: a key may come twice.
                 *f = memo.get(k).cloned();
             }
         }
@@ -327,12 +331,12 @@ impl<'a> Executor<'a> {
         &mut self,
         stage: &str,
         keys: &[Key],
-        found: &mut [Option<Vec<u8>>],
+        found: &mut [Option<Bytes>],
     ) -> Result<usize, CacheError> {
         let Some(seed) = self.seed.as_mut() else {
             return Ok(0);
         };
-        let mut taken: Vec<(Key, Vec<u8>)> = Vec::new();
+        let mut taken: Vec<(Key, Bytes)> = Vec::new();
         // Where each taken key is in `taken`: a key that comes twice is found there.
         let mut at: std::collections::HashMap<Key, usize> = Default::default();
         for (k, f) in keys.iter().zip(found.iter_mut()) {
@@ -350,6 +354,7 @@ impl<'a> Executor<'a> {
                 seed.remove(k)
             };
             if let Some(v) = v {
+                let v = Bytes::from(v);
                 *f = Some(v.clone());
                 at.insert(*k, taken.len());
                 taken.push((*k, v));

@@ -24,7 +24,7 @@ const TRAILER: usize = 32;
 
 /// A keyed file, read whole and searched in place.
 pub struct Keyed {
-    buf: Vec<u8>,
+    buf: bytes::Bytes,
     /// The length of the magic line.
     magic: usize,
     count: usize,
@@ -53,7 +53,7 @@ impl Keyed {
             return None;
         }
         let file = Keyed {
-            buf,
+            buf: buf.into(),
             magic: magic.len(),
             count,
         };
@@ -95,6 +95,16 @@ impl Keyed {
     /// 260,000 entries, each a cache miss), and halves every other step, so that it never
     /// takes more than twice the steps of a plain binary search.
     pub fn get(&self, key: &Key) -> Option<&[u8]> {
+        self.find(key).map(|r| &self.buf[r])
+    }
+
+    /// The value stored under `key`, sharing the file's bytes (not copied).
+    pub fn get_shared(&self, key: &Key) -> Option<bytes::Bytes> {
+        self.find(key).map(|r| self.buf.slice(r))
+    }
+
+    /// Where the value of `key` lies in the file, if it is there (see [`Keyed::get`]).
+    fn find(&self, key: &Key) -> Option<std::ops::Range<usize>> {
         let (mut lo, mut hi) = (0, self.count);
         let target = prefix(key);
         let mut guess = true;
@@ -117,7 +127,7 @@ impl Keyed {
                 std::cmp::Ordering::Greater => hi = mid,
                 std::cmp::Ordering::Equal => {
                     let data = self.magic + 8 + self.count * ROW;
-                    return Some(&self.buf[data + off..data + off + len]);
+                    return Some(data + off..data + off + len);
                 }
             }
         }
@@ -212,6 +222,12 @@ impl Layered {
     pub fn get(&self, key: &Key) -> Option<&[u8]> {
         let main = self.main.as_ref().and_then(|m| m.get(key));
         main.or_else(|| self.overlay.as_ref()?.get(key))
+    }
+
+    /// Like [`Layered::get`], sharing the file's bytes.
+    pub fn get_shared(&self, key: &Key) -> Option<bytes::Bytes> {
+        let main = self.main.as_ref().and_then(|m| m.get_shared(key));
+        main.or_else(|| self.overlay.as_ref()?.get_shared(key))
     }
 
     fn in_overlay(&self, key: &Key) -> bool {

@@ -22,7 +22,8 @@ pub struct Entry {
     pub stage: String,
     pub key: Key,
     pub form: Form,
-    pub value: Vec<u8>,
+    /// The stored bytes (shared with the record of used results they were read from).
+    pub value: bytes::Bytes,
 }
 
 /// How a stage's results are stored in the memo.

@@ -260,7 +260,7 @@ mod tests {
             stage: stage.into(),
             key: [n; 32],
             form: Form::Json,
-            value: value.as_bytes().to_vec(),
+            value: value.as_bytes().to_vec().into(),
         }
     }
 

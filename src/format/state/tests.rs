@@ -28,14 +28,14 @@ fn reference_line(e: &Entry) -> String {
                 let v: Value = serde_json::from_slice(&e.value).unwrap();
                 serde_json::to_string(&v).unwrap()
             } else {
-                String::from_utf8(e.value.clone()).unwrap()
+                String::from_utf8(e.value.to_vec()).unwrap()
             };
             format!("{{\"stage\":{stage},\"key\":\"{key}\",\"json\":{json}}}\n")
         }
         Form::F32 => {
             let (field, bytes) = match sparse(&e.value) {
                 Some(z) => ("f32z", z),
-                None => ("f32", e.value.clone()),
+                None => ("f32", e.value.to_vec()),
             };
             let b64 = base64(&bytes);
             format!("{{\"stage\":{stage},\"key\":\"{key}\",\"{field}\":\"{b64}\"}}\n")
@@ -69,7 +69,7 @@ fn result_lines_are_the_bytes_serde_json_writes() {
             stage: stage.into(),
             key: [n as u8 * 37; 32],
             form,
-            value,
+            value: value.into(),
         };
         let mut line = Vec::new();
         entry_line(&mut line, &e).unwrap();
@@ -119,13 +119,13 @@ fn state_roundtrips_sorted() {
             stage: "embed".into(),
             key: [2; 32],
             form: Form::F32,
-            value: v.clone(),
+            value: v.clone().into(),
         },
         Entry {
             stage: "card".into(),
             key: [1; 32],
             form: Form::Json,
-            value: br#"{"title":"T","phrases":["x"]}"#.to_vec(),
+            value: br#"{"title":"T","phrases":["x"]}"#.to_vec().into(),
         },
     ];
     let mut out = Vec::new();
@@ -160,9 +160,9 @@ fn many_results_are_written_in_order_across_pieces() {
                 key,
                 form: if i % 2 == 0 { Form::Json } else { Form::F32 },
                 value: if i % 2 == 0 {
-                    format!("{{\"n\":{i}}}").into_bytes()
+                    format!("{{\"n\":{i}}}").into_bytes().into()
                 } else {
-                    (i as f32).to_le_bytes().to_vec()
+                    (i as f32).to_le_bytes().to_vec().into()
                 },
             }
         })
@@ -200,7 +200,7 @@ fn mostly_zero_vectors_are_written_sparse() {
         stage: "embed".into(),
         key: [7; 32],
         form: Form::F32,
-        value: bytes.clone(),
+        value: bytes.clone().into(),
     };
     let mut out = Vec::new();
     write(&mut out, "t", &BTreeMap::new(), &[entry]).unwrap();
@@ -242,7 +242,7 @@ fn numbered(i: u32, stage: &str) -> Entry {
         stage: stage.into(),
         key,
         form: Form::Json,
-        value: format!("{{\"n\":{i}}}").into_bytes(),
+        value: format!("{{\"n\":{i}}}").into_bytes().into(),
     }
 }
 
@@ -284,7 +284,7 @@ fn shards_split_a_stage_by_key_digits_as_it_grows() {
     }
     assert_eq!(back.len(), 75_011);
     let e = &entries[42];
-    assert_eq!(back[&e.key], ("card".to_string(), e.value.clone()));
+    assert_eq!(back[&e.key], ("card".to_string(), e.value.to_vec()));
     assert!(is_state("state.jsonl") && !is_state("statements.md") && !is_state("stately/x"));
 }
 
