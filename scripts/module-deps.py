@@ -14,7 +14,8 @@ for d, _, files in os.walk(root):
         path = os.path.join(d, f)
         rel = os.path.relpath(path, root)
         top = rel.split(os.sep)[0].removesuffix(".rs")
-        if top in ("lib", "main"):
+        # A `tests.rs` file is a test module of its own (`#[cfg(test)] mod tests;`).
+        if top in ("lib", "main") or f == "tests.rs":
             continue
         text = open(path, encoding="utf-8").read()
         # Test modules may reach anywhere.

@@ -257,6 +257,8 @@ impl<'a> Executor<'a> {
         }
         for (i, v) in computed {
             out[i] = Some(v);
+            // Stored bytes that did not decode are not what this build used.
+            found[i] = None;
         }
         if self.dry.is_none() {
             for ((p, o), f) in planned.iter().zip(&out).zip(&mut found) {
@@ -468,72 +470,4 @@ impl<'a> Executor<'a> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::error::BuildError;
-
-    fn plan_of(i: &u32) -> Plan {
-        Plan {
-            subject: i.to_string(),
-            parts: KeyParts {
-                stage: "t".into(),
-                stage_version: 1,
-                prompt: String::new(),
-                model: "m".into(),
-                inputs: vec![i.to_string()],
-            },
-            input_chars: 1,
-        }
-    }
-
-    #[test]
-    fn second_run_reuses_everything() {
-        let dir = tempfile::tempdir().unwrap();
-        let memo = Memo::open(&dir.path().join("m.sqlite")).unwrap();
-        let items = vec![1u32, 2, 3];
-        let mut ex = Executor::new(&memo);
-        let a = ex
-            .run("t", &items, plan_of, |i| Ok::<_, BuildError>(Json(i * 10)))
-            .unwrap();
-        assert_eq!(
-            ex.counts["t"],
-            StageCount {
-                computed: 3,
-                reused: 0,
-                seeded: 0
-            }
-        );
-        let mut ex = Executor::new(&memo);
-        let b: Vec<Json<u32>> = ex
-            .run::<_, _, BuildError>("t", &items, plan_of, |_| panic!("must not recompute"))
-            .unwrap();
-        assert_eq!(a, b);
-        assert_eq!(
-            ex.counts["t"],
-            StageCount {
-                computed: 0,
-                reused: 3,
-                seeded: 0
-            }
-        );
-    }
-
-    #[test]
-    fn finished_results_survive_a_failing_item() {
-        let dir = tempfile::tempdir().unwrap();
-        let memo = Memo::open(&dir.path().join("m.sqlite")).unwrap();
-        let items: Vec<u32> = (0..50).collect();
-        let mut ex = Executor::new(&memo);
-        let r = ex.run("t", &items, plan_of, |i| {
-            if *i == 49 {
-                Err(BuildError::Internal("boom".into()))
-            } else {
-                Ok(Json(*i))
-            }
-        });
-        assert!(r.is_err());
-        let stats = memo.stats().unwrap();
-        assert!(stats["t"].entries >= 1, "finished results were kept");
-        assert!(stats["t"].entries <= 49);
-    }
-}
+mod tests;
