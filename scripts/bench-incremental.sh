@@ -49,9 +49,11 @@ def timed(args, ok_codes=(0,), what=None):
     return dt
 
 def forget_memo():
-    """What a fresh clone lacks: the memo, the stat index, the used results and the parsed sources (the cache folder)."""
+    """What a fresh clone lacks: the memo and every record beside it (the cache folder): the stat
+    index, the used results, parsed sources, recipes and documents.json entries, and their overlays."""
     here = os.path.dirname(os.path.abspath(cache))
-    for f in glob.glob(os.path.abspath(cache) + "*") + glob.glob(os.path.join(here, "stat-*.index")) + glob.glob(os.path.join(here, "used-*.bin")) + glob.glob(os.path.join(here, "parsed-*.bin")) + glob.glob(os.path.join(here, "recipes-*.bin")):
+    records = [os.path.join(here, f"{kind}-*.{ext}") for kind in ("used", "parsed", "recipes", "entries") for ext in ("bin", "add")]
+    for f in glob.glob(os.path.abspath(cache) + "*") + glob.glob(os.path.join(here, "stat-*.index")) + [f for pattern in records for f in glob.glob(pattern)]:
         os.remove(f)
 
 def clear():
