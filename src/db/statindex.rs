@@ -22,6 +22,9 @@ pub struct Stat {
     pub dev: u64,
 }
 
+/// How close to a write a stat with fine times is not trusted.
+const FINE_MARGIN_NS: i64 = 50_000_000;
+
 impl Stat {
     /// The stat of `meta` (on other platforms than Unix, without ctime, inode and device).
     pub fn of(meta: &Metadata) -> Stat {
@@ -56,8 +59,20 @@ impl Stat {
     /// from a file system with whole-second (or two-second) times.
     pub fn racy(&self, taken_ns: i64) -> bool {
         let coarse = self.mtime_ns % 1_000_000_000 == 0 || self.ctime_ns % 1_000_000_000 == 0;
-        let margin = if coarse { 2_000_000_000 } else { 50_000_000 };
+        let margin = if coarse {
+            2_000_000_000
+        } else {
+            FINE_MARGIN_NS
+        };
         self.mtime_ns.max(self.ctime_ns) + margin > taken_ns
+    }
+
+    /// How many nanoseconds after `taken_ns` a stat of an unchanged file stops being racy,
+    /// when it is racy and its times are fine (a whole-second file system is not waited for).
+    pub fn racy_for(&self, taken_ns: i64) -> Option<i64> {
+        let coarse = self.mtime_ns % 1_000_000_000 == 0 || self.ctime_ns % 1_000_000_000 == 0;
+        let left = self.mtime_ns.max(self.ctime_ns) + FINE_MARGIN_NS - taken_ns;
+        (!coarse && left > 0).then_some(left)
     }
 }
 

@@ -226,6 +226,9 @@ pub fn compare_outputs(
     Ok(refresh(&mut index.outputs, walked, read, false, taken))
 }
 
+/// The longest [`record_build`] waits for the outputs' stats to settle.
+const SETTLE_MAX_NS: i64 = 100_000_000;
+
 /// After a build wrote `lock`'s outputs: records the sources (stat'ed at ingest, from `taken`
 /// on), then every output file and the lock as they are on disk now.
 pub fn record_build(
@@ -248,8 +251,20 @@ pub fn record_build(
     sources.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     index.sources = sources;
     let layout = Layout::of_lock(out, lock);
-    let now = now_ns();
-    let (lock_file, files) = stat_outputs(&layout, lock.outputs.keys())?;
+    let mut now = now_ns();
+    let (mut lock_file, mut files) = stat_outputs(&layout, lock.outputs.keys())?;
+    // The writer has just touched the outputs (written some, linked the others back into
+    // place: their change time moved): a stat taken now would not be trusted next time, and
+    // every touched file would be hashed again (150 MB at 100,000 documents). Waited out (at
+    // most the 50 ms margin) and taken again.
+    let stats = files.iter().filter_map(|w| w.stat).chain(lock_file);
+    if let Some(wait) = stats.filter_map(|s| s.racy_for(now)).max()
+        && wait <= SETTLE_MAX_NS
+    {
+        std::thread::sleep(std::time::Duration::from_nanos(wait as u64 + 1_000_000));
+        now = now_ns();
+        (lock_file, files) = stat_outputs(&layout, lock.outputs.keys())?;
+    }
     index.outputs = files
         .into_iter()
         .filter_map(|w| {
