@@ -98,11 +98,6 @@ impl Keyed {
         self.find(key).map(|r| &self.buf[r])
     }
 
-    /// The value stored under `key`, sharing the file's bytes (not copied).
-    pub fn get_shared(&self, key: &Key) -> Option<bytes::Bytes> {
-        self.find(key).map(|r| self.buf.slice(r))
-    }
-
     /// Where the value of `key` lies in the file, if it is there (see [`Keyed::get`]).
     fn find(&self, key: &Key) -> Option<std::ops::Range<usize>> {
         let (mut lo, mut hi) = (0, self.count);
@@ -197,7 +192,7 @@ pub struct Layered {
 
 /// One entry a build used, for [`Layered::save`]: its key and value, and whether it was made
 /// by this build (found in neither file).
-pub struct Used<'a> {
+pub struct Row<'a> {
     pub key: &'a Key,
     pub value: &'a [u8],
     pub fresh: bool,
@@ -218,16 +213,22 @@ impl Layered {
         self.main.is_none() && self.overlay.is_none()
     }
 
+    /// The file that holds `key` (the record first) and where its value lies there.
+    fn locate(&self, key: &Key) -> Option<(&Keyed, std::ops::Range<usize>)> {
+        [&self.main, &self.overlay]
+            .into_iter()
+            .flatten()
+            .find_map(|k| Some((k, k.find(key)?)))
+    }
+
     /// The value stored under `key`, if any.
     pub fn get(&self, key: &Key) -> Option<&[u8]> {
-        let main = self.main.as_ref().and_then(|m| m.get(key));
-        main.or_else(|| self.overlay.as_ref()?.get(key))
+        self.locate(key).map(|(k, r)| &k.buf[r])
     }
 
     /// Like [`Layered::get`], sharing the file's bytes.
     pub fn get_shared(&self, key: &Key) -> Option<bytes::Bytes> {
-        let main = self.main.as_ref().and_then(|m| m.get_shared(key));
-        main.or_else(|| self.overlay.as_ref()?.get_shared(key))
+        self.locate(key).map(|(k, r)| k.buf.slice(r))
     }
 
     fn in_overlay(&self, key: &Key) -> bool {
@@ -242,9 +243,9 @@ impl Layered {
         &self,
         path: &Path,
         magic: &[u8],
-        used: impl IntoIterator<Item = Used<'a>>,
+        used: impl IntoIterator<Item = Row<'a>>,
     ) -> io::Result<()> {
-        let used: Vec<Used> = used.into_iter().collect();
+        let used: Vec<Row> = used.into_iter().collect();
         let fresh = used.iter().filter(|u| u.fresh).count();
         let mut outside: Vec<(&Key, &[u8])> = used
             .iter()
@@ -371,9 +372,9 @@ mod tests {
     }
 
     /// `keys` as a build that used them passes them (value: the first two bytes of the key).
-    fn used(keys: &[Key], fresh: impl Fn(&Key) -> bool) -> Vec<Used<'_>> {
+    fn used(keys: &[Key], fresh: impl Fn(&Key) -> bool) -> Vec<Row<'_>> {
         keys.iter()
-            .map(|k| Used {
+            .map(|k| Row {
                 key: k,
                 value: &k[..2],
                 fresh: fresh(k),

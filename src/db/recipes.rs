@@ -15,7 +15,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::cache::Key;
-use super::keyed::{Layered, Used};
+use super::keyed::{Layered, Row};
 
 const MAGIC: &[u8] = b"c2s-recipes 1\n";
 
@@ -88,12 +88,12 @@ impl Recipes {
             return Ok(());
         }
         let rows = kept.iter().filter_map(|(key, v)| match v {
-            Kept::Made(_, value) => Some(Used {
+            Kept::Made(_, value) => Some(Row {
                 key,
                 value,
                 fresh: true,
             }),
-            Kept::Recorded => read.get(key).map(|value| Used {
+            Kept::Recorded => read.get(key).map(|value| Row {
                 key,
                 value,
                 fresh: false,

@@ -34,7 +34,7 @@ pub fn read(path: &Path) -> Used {
 pub fn save<'a>(
     read: &Used,
     path: &Path,
-    entries: impl IntoIterator<Item = super::keyed::Used<'a>>,
+    entries: impl IntoIterator<Item = super::keyed::Row<'a>>,
 ) -> io::Result<()> {
     read.save(path, MAGIC, entries)
 }

@@ -17,7 +17,7 @@ use super::formats::RawRecord;
 use super::graph::Parsed;
 use super::records::Scan;
 use crate::db::cache::Key;
-use crate::db::keyed::{Layered, Used};
+use crate::db::keyed::{Layered, Row};
 use crate::diag::Warning;
 use crate::planted::Flag;
 
@@ -90,13 +90,13 @@ impl ParsedCache {
         let entries = hits
             .iter()
             .filter_map(|key| {
-                Some(Used {
+                Some(Row {
                     key,
                     value: old.get(key)?,
                     fresh: false,
                 })
             })
-            .chain(fresh.iter().map(|(key, v)| Used {
+            .chain(fresh.iter().map(|(key, v)| Row {
                 key,
                 value: v,
                 fresh: true,

@@ -159,7 +159,7 @@ fn keep_used(path: &Path, exec: &mut Executor, kept: &[Entry], write: bool) -> s
     }
     // Without a record every key is new; the set is filled only when one was read.
     let all_fresh = read.is_empty();
-    let entries = kept.iter().map(|e| crate::db::keyed::Used {
+    let entries = kept.iter().map(|e| crate::db::keyed::Row {
         key: &e.key,
         value: &e.value,
         fresh: all_fresh || fresh.contains(&e.key),

@@ -134,34 +134,35 @@ fn restore<'s>(
         present: vec![false; n_docs],
         gone: HashSet::new(),
     };
-    for id in snap.nodes.iter().flat_map(|n| &n.docs) {
-        match index.get(id.as_str()) {
-            Some(&i) => members.present[i] = true,
-            None => {
-                members.gone.insert(id);
+    let mut nodes = Vec::with_capacity(snap.nodes.len());
+    for s in &snap.nodes {
+        // Mapped once: which documents the tree held is noted on the way.
+        let mut docs = Vec::with_capacity(s.docs.len());
+        for id in &s.docs {
+            match index.get(id.as_str()) {
+                Some(&i) => {
+                    members.present[i] = true;
+                    docs.push(i);
+                }
+                None => {
+                    members.gone.insert(id.as_str());
+                }
             }
         }
+        let see_also = map(&s.see_also)
+            .into_iter()
+            .filter(|d| !docs.contains(d))
+            .collect();
+        nodes.push(Node {
+            level: s.level,
+            folder: s.folder.clone(),
+            parent: s.parent,
+            children: s.children.clone(),
+            docs,
+            see_also,
+            ..Node::default()
+        });
     }
-    let nodes = snap
-        .nodes
-        .iter()
-        .map(|s| {
-            let docs = map(&s.docs);
-            let see_also = map(&s.see_also)
-                .into_iter()
-                .filter(|d| !docs.contains(d))
-                .collect();
-            Node {
-                level: s.level,
-                folder: s.folder.clone(),
-                parent: s.parent,
-                children: s.children.clone(),
-                docs,
-                see_also,
-                ..Node::default()
-            }
-        })
-        .collect();
     let tree = Tree {
         nodes,
         roots: snap.roots.clone(),
