@@ -87,8 +87,32 @@ fn main() {
             2.0 * r.inertia
         );
     }
-    match GpuKmeans::new(false) {
-        Ok(g) => report(&g.adapter(), &g),
+    // C2S_BENCH_EMULATED=1 also takes a CPU-emulated adapter (lavapipe: checks the script).
+    let emulated = std::env::var("C2S_BENCH_EMULATED").is_ok_and(|v| v == "1");
+    match GpuKmeans::new(emulated) {
+        Ok(g) => {
+            report(&g.adapter(), &g);
+            println!(
+                "{{\"gpu_stats\":{}}}",
+                serde_json::to_string(&g.stats()).unwrap()
+            );
+            if k > c2s::kmeans::scaled::EXACT_MAX_K {
+                let t = Instant::now();
+                let r = c2s::kmeans::scaled::run(&g, &m, &params);
+                let secs = t.elapsed().as_secs_f64();
+                println!(
+                    "{{\"device\":\"{} coarse-to-fine\",\"seconds\":{secs:.3},\"iterations\":{},\"inertia_cosine\":{:.3},\"inertia_sq_euclidean\":{:.3}}}",
+                    g.adapter(),
+                    r.iterations,
+                    r.inertia,
+                    2.0 * r.inertia
+                );
+                println!(
+                    "{{\"gpu_stats\":{}}}",
+                    serde_json::to_string(&g.stats()).unwrap()
+                );
+            }
+        }
         Err(e) => eprintln!("GPU path skipped: {e}"),
     }
 }

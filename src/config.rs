@@ -207,9 +207,9 @@ pub struct KmeansConfig {
     pub n_init: usize,
     /// Stop when fewer than this share of points change cluster in an iteration.
     pub tol: f64,
-    /// On the GPU, a K-Means run whose points × clusters × dimensions is smaller than this
-    /// runs on the CPU: below it, the GPU's fixed cost per iteration (upload, dispatch,
-    /// readback) is more than the CPU's pruned scan. Not serialized at its default, so the
+    /// On the GPU, a batch of K-Means runs whose points × clusters × dimensions (summed over
+    /// its runs) is smaller than this runs on the CPU: below it, the GPU's fixed cost per
+    /// round trip is more than the CPU's pruned scan. Not serialized at its default, so the
     /// config hash of outputs built before this setting existed stays the same.
     #[serde(skip_serializing_if = "is_default_gpu_min_work")]
     pub gpu_min_work: u64,

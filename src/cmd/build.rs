@@ -352,7 +352,7 @@ fn render_dry_run(r: &BuildReport, e: &Estimate, explain: bool) -> String {
             "updated in place ({} added, {} deleted, {} split, {} merged)",
             w.added, w.deleted, w.split, w.merged
         ),
-        TreeMode::Full { reason } => format!("clustered from scratch ({reason})"),
+        TreeMode::Full { reason, .. } => format!("clustered from scratch ({reason})"),
     };
     s.push_str(&format!(
         "dry run for {}: nothing was written\n  tree: {tree}\n",

@@ -1,6 +1,6 @@
 //! K-Means on L2-normalized vectors (spherical, cosine): the backend trait, its settings and
-//! result, the CPU path (`cpu`, `simd`, `seed`), the GPU path (`gpu`) and the coarse-to-fine
-//! path for large k (`scaled`).
+//! result, the CPU path (`cpu`, `simd`, `seed`), the GPU path (`gpu`, batches of runs on the
+//! device) and the coarse-to-fine path for large k (`scaled`).
 
 mod cpu;
 pub mod gpu;
@@ -8,9 +8,15 @@ pub mod scaled;
 mod seed;
 
 pub use cpu::{CpuKmeans, scan};
-pub use gpu::{GpuDevice, GpuKmeans};
+pub use gpu::{GpuDevice, GpuKmeans, GpuStats};
 
 use crate::matrix::{Matrix, normalize};
+
+/// The first `k` seeds of greedy k-means++ over `data` for `seed`, as every CPU run draws them
+/// (tests compare the GPU's [`GpuKmeans::seed_rows`] with it).
+pub fn seed_rows(data: &Matrix, k: usize, seed: u64) -> Vec<usize> {
+    seed::kmeans_pp(data, k, &mut crate::rng::Rng::new(seed))
+}
 
 /// Normalized mean of each cluster's members (`assign[i]` is point i's cluster); an empty
 /// cluster keeps its old centroid. Returns the members too. Deterministic: each cluster sums
@@ -75,9 +81,29 @@ pub struct KmeansResult {
     pub iterations: usize,
 }
 
-/// A K-Means implementation (CPU now; the GPU path plugs in here).
+/// A K-Means implementation: the CPU path, or the GPU path.
 pub trait KmeansBackend: Send + Sync {
     /// Which device ran, for the build summary.
     fn device(&self) -> String;
     fn run(&self, data: &Matrix, params: &KmeansParams) -> KmeansResult;
+    /// Many independent runs over rows of `data`, results in job order, each as
+    /// [`KmeansBackend::run`] gives it on those rows (so batching never changes a result). The
+    /// CPU runs them one after the other, each on all its threads, so that only one job's rows
+    /// are copied at a time; the GPU puts them on the device together.
+    fn run_batch(&self, data: &Matrix, jobs: &[Job<'_>]) -> Vec<KmeansResult> {
+        jobs.iter()
+            .map(|job| match job.rows {
+                None => self.run(data, &job.params),
+                Some(rows) => self.run(&data.subset(rows), &job.params),
+            })
+            .collect()
+    }
+}
+
+/// One K-Means of a batch: the rows of the batch's data it clusters (None: every row), and
+/// its settings.
+#[derive(Debug, Clone)]
+pub struct Job<'a> {
+    pub rows: Option<&'a [u32]>,
+    pub params: KmeansParams,
 }

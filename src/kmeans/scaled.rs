@@ -8,7 +8,7 @@
 use rayon::prelude::*;
 
 use super::cpu::Scan;
-use super::{KmeansBackend, KmeansParams, KmeansResult, member_means};
+use super::{Job, KmeansBackend, KmeansParams, KmeansResult, member_means};
 use crate::matrix::Matrix;
 use crate::matrix::simd::dot;
 
@@ -42,59 +42,109 @@ pub fn run(backend: &dyn KmeansBackend, data: &Matrix, params: &KmeansParams) ->
 /// recursively until a share is small enough for the exact backend. Returns the centroids and
 /// each point's cluster.
 fn split(backend: &dyn KmeansBackend, data: &Matrix, params: &KmeansParams) -> (Matrix, Vec<u32>) {
-    let k = params.k.clamp(1, data.rows.max(1));
-    if k <= EXACT_MAX_K || data.rows <= 2 * EXACT_MAX_K {
-        let r = backend.run(
-            data,
-            &KmeansParams {
-                k,
-                ..params.clone()
-            },
-        );
-        return (r.centroids, r.assign);
-    }
-    let coarse_k = ((k as f64).sqrt().ceil() as usize).min(MAX_BRANCH);
-    let coarse = backend.run(
-        data,
-        &KmeansParams {
-            k: coarse_k,
-            ..params.clone()
-        },
-    );
-    let groups = members(&coarse.assign, coarse.centroids.rows);
-    let shares = apportion(k, &groups.iter().map(Vec::len).collect::<Vec<_>>());
-    let fine: Vec<(Matrix, Vec<u32>)> = groups
+    let task = Job {
+        rows: None,
+        params: params.clone(),
+    };
+    split_all(backend, data, &[task])
+        .pop()
+        .expect("one result per task")
+}
+
+/// [`split`] for many sets of rows of `data` at once, depth by depth: the K-Means runs of one
+/// depth (the exact runs and the coarse runs of the sets split further) go to the backend as
+/// one batch, so a GPU runs a whole depth together. Each result is what splitting its set
+/// alone gives.
+fn split_all(
+    backend: &dyn KmeansBackend,
+    data: &Matrix,
+    tasks: &[Job<'_>],
+) -> Vec<(Matrix, Vec<u32>)> {
+    let n_of = |t: &Job| t.rows.map_or(data.rows, <[u32]>::len);
+    let k_of = |t: &Job| t.params.k.clamp(1, n_of(t).max(1));
+    let exact = |t: &Job| k_of(t) <= EXACT_MAX_K || n_of(t) <= 2 * EXACT_MAX_K;
+    let jobs: Vec<Job> = tasks
         .iter()
-        .zip(&shares)
-        .enumerate()
-        .map(|(g, (rows, &share))| {
-            if rows.is_empty() {
-                return (Matrix::new(data.dims), Vec::new());
-            }
-            let mut sub = Matrix::new(data.dims);
-            for &r in rows {
-                sub.push(data.row(r as usize));
-            }
-            let p = KmeansParams {
-                k: share,
-                seed: params.seed.wrapping_add(1 + g as u64),
-                ..params.clone()
+        .map(|t| {
+            let k = if exact(t) {
+                k_of(t)
+            } else {
+                ((k_of(t) as f64).sqrt().ceil() as usize).min(MAX_BRANCH)
             };
-            split(backend, &sub, &p)
+            Job {
+                rows: t.rows,
+                params: KmeansParams {
+                    k,
+                    ..t.params.clone()
+                },
+            }
         })
         .collect();
-    let mut centroids = Matrix::new(data.dims);
-    let mut assign = vec![0u32; data.rows];
-    for (g, (c, a)) in fine.iter().enumerate() {
-        let offset = centroids.rows as u32;
-        for j in 0..c.rows {
-            centroids.push(c.row(j));
+    let runs = backend.run_batch(data, &jobs);
+    // The groups of each task split further: their points' positions in the task, and the
+    // same points as rows of `data`.
+    let mut groups: Vec<Vec<(Vec<u32>, Vec<u32>)>> = vec![Vec::new(); tasks.len()];
+    for (i, (t, r)) in tasks.iter().zip(&runs).enumerate() {
+        if exact(t) {
+            continue;
         }
-        for (pos, &r) in groups[g].iter().enumerate() {
-            assign[r as usize] = offset + a[pos];
+        groups[i] = members(&r.assign, r.centroids.rows)
+            .into_iter()
+            .map(|pos| {
+                let rows = match t.rows {
+                    Some(rows) => pos.iter().map(|&p| rows[p as usize]).collect(),
+                    None => pos.clone(),
+                };
+                (pos, rows)
+            })
+            .collect();
+    }
+    let mut children: Vec<Job> = Vec::new();
+    for (i, t) in tasks.iter().enumerate() {
+        let sizes: Vec<usize> = groups[i].iter().map(|g| g.0.len()).collect();
+        let shares = apportion(k_of(t), &sizes);
+        for (g, ((_, rows), &share)) in groups[i].iter().zip(&shares).enumerate() {
+            if !rows.is_empty() {
+                children.push(Job {
+                    rows: Some(rows),
+                    params: KmeansParams {
+                        k: share,
+                        seed: t.params.seed.wrapping_add(1 + g as u64),
+                        ..t.params.clone()
+                    },
+                });
+            }
         }
     }
-    (centroids, assign)
+    let mut fine = if children.is_empty() {
+        Vec::new()
+    } else {
+        split_all(backend, data, &children)
+    }
+    .into_iter();
+    tasks
+        .iter()
+        .zip(runs)
+        .enumerate()
+        .map(|(i, (t, r))| {
+            if exact(t) {
+                return (r.centroids, r.assign);
+            }
+            let mut centroids = Matrix::new(data.dims);
+            let mut assign = vec![0u32; n_of(t)];
+            for (pos, _) in groups[i].iter().filter(|g| !g.0.is_empty()) {
+                let (c, a) = fine.next().expect("one result per group");
+                let offset = centroids.rows as u32;
+                for j in 0..c.rows {
+                    centroids.push(c.row(j));
+                }
+                for (&p, &x) in pos.iter().zip(&a) {
+                    assign[p as usize] = offset + x;
+                }
+            }
+            (centroids, assign)
+        })
+        .collect()
 }
 
 /// The points of each cluster, in index order.

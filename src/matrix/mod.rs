@@ -37,6 +37,16 @@ impl Matrix {
         c
     }
 
+    /// A matrix of these rows, in this order.
+    pub fn subset(&self, rows: &[u32]) -> Matrix {
+        let mut m = Matrix::new(self.dims);
+        m.data.reserve(rows.len() * self.dims);
+        for &r in rows {
+            m.push(self.row(r as usize));
+        }
+        m
+    }
+
     pub fn row(&self, i: usize) -> &[f32] {
         &self.data[i * self.dims..(i + 1) * self.dims]
     }

@@ -63,8 +63,14 @@ pub enum TreeMode {
     UpToDate,
     /// The previous tree, updated in place.
     Warm(WarmStats),
-    /// Clustered from scratch, and why.
-    Full { reason: String },
+    /// Clustered from scratch, and why; the seconds K-Means took (every level, with the
+    /// merging and splitting of clusters), and the documents' clusters' inertia (the sum over
+    /// documents of 1 − the cosine to their cluster's mean, before merges).
+    Full {
+        reason: String,
+        kmeans_secs: f64,
+        leaf_inertia: f64,
+    },
 }
 
 /// The end-of-build figures (`--json` prints this).

@@ -80,5 +80,12 @@ pub(crate) fn make_tree(
         ),
     );
     progress.status("K-Means", &format!("ran on {}", backends.kmeans_used()));
-    Ok((tree, TreeMode::Full { reason }))
+    Ok((
+        tree,
+        TreeMode::Full {
+            reason,
+            kmeans_secs: stats.cluster_secs,
+            leaf_inertia: stats.leaf_inertia,
+        },
+    ))
 }

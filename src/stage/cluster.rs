@@ -1,6 +1,6 @@
 //! One level of the hierarchy: K-Means, merging of small clusters, and soft assignment (`@see` stubs).
 
-use crate::kmeans::{KmeansBackend, KmeansParams};
+use crate::kmeans::{Job, KmeansBackend, KmeansParams};
 use crate::matrix::Matrix;
 use crate::matrix::simd::dot;
 
@@ -155,64 +155,124 @@ pub fn order_by_centrality(members: &mut [usize], data: &Matrix) {
 
 /// Splits every cluster larger than `1.5 p` with a local K-Means into `ceil(size / p)` parts, so
 /// no navigation file grows far past `p` rows. Identical vectors fall back to chunks of `p`.
+/// The K-Means runs of each round (every cluster still too large) go to the backend as one
+/// batch; the result is what splitting the clusters one by one gives.
 fn split_oversized(
     data: &Matrix,
     lc: LevelClusters,
     params: &LevelParams,
     backend: &dyn KmeansBackend,
 ) -> LevelClusters {
+    let items: Vec<Item> = lc.groups.into_iter().zip(lc.stubs).collect();
+    let (groups, stubs) = split_round(data, items, params, backend)
+        .into_iter()
+        .flatten()
+        .unzip();
+    LevelClusters { groups, stubs }
+}
+
+/// A cluster: its members and its stubs.
+type Item = (Vec<usize>, Vec<usize>);
+
+/// One round of [`split_oversized`]: what each cluster becomes, in order. A cluster no larger
+/// than `1.5 p` stays; each larger one is split (all of this round's in one batch) and its
+/// parts go through the next round.
+fn split_round(
+    data: &Matrix,
+    items: Vec<Item>,
+    params: &LevelParams,
+    backend: &dyn KmeansBackend,
+) -> Vec<Vec<Item>> {
     let max_size = params.p + params.p / 2;
-    let mut out = LevelClusters {
-        groups: Vec::new(),
-        stubs: Vec::new(),
-    };
-    let mut queue: Vec<(Vec<usize>, Vec<usize>)> =
-        lc.groups.into_iter().zip(lc.stubs).rev().collect();
-    while let Some((members, stubs)) = queue.pop() {
-        if members.len() <= max_size {
-            out.groups.push(members);
-            out.stubs.push(stubs);
-            continue;
-        }
-        let mut sub = Matrix::new(data.dims);
-        for &m in &members {
-            sub.push(data.row(m));
-        }
-        let kp = KmeansParams {
-            k: members.len().div_ceil(params.p),
-            ..params.kmeans.clone()
-        };
-        let r = backend.run(&sub, &kp);
-        let mut parts: Vec<Vec<(f32, usize)>> = vec![Vec::new(); r.centroids.rows];
-        for (pos, &m) in members.iter().enumerate() {
-            parts[r.assign[pos] as usize].push((r.top1[pos], m));
-        }
-        parts.retain(|p| !p.is_empty());
-        if parts.len() < 2 {
-            // No structure left to split on: cut into runs of p, keeping the order.
-            for (i, chunk) in members.chunks(params.p).enumerate() {
-                let s = if i == 0 { stubs.clone() } else { Vec::new() };
-                queue.push((chunk.to_vec(), s));
-            }
-            continue;
-        }
-        let mut part_stubs: Vec<Vec<usize>> = vec![Vec::new(); parts.len()];
-        for &st in &stubs {
-            let best = (0..parts.len())
-                .max_by(|&a, &b| {
-                    let ca = dot(data.row(st), data.row(parts[a][0].1));
-                    let cb = dot(data.row(st), data.row(parts[b][0].1));
-                    ca.total_cmp(&cb).then(b.cmp(&a))
-                })
-                .unwrap_or(0);
-            part_stubs[best].push(st);
-        }
-        for (mut part, st) in parts.into_iter().zip(part_stubs).rev() {
-            part.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-            queue.push((part.into_iter().map(|x| x.1).collect(), st));
+    let rows: Vec<Vec<u32>> = items
+        .iter()
+        .filter(|(members, _)| members.len() > max_size)
+        .map(|(members, _)| members.iter().map(|&m| m as u32).collect())
+        .collect();
+    if rows.is_empty() {
+        return items.into_iter().map(|item| vec![item]).collect();
+    }
+    let jobs: Vec<Job> = rows
+        .iter()
+        .map(|r| Job {
+            rows: Some(r),
+            params: KmeansParams {
+                k: r.len().div_ceil(params.p),
+                ..params.kmeans.clone()
+            },
+        })
+        .collect();
+    let mut runs = backend.run_batch(data, &jobs).into_iter();
+    // The parts of every large cluster, and which of them are each cluster's.
+    let mut parts: Vec<Item> = Vec::new();
+    let mut spans: Vec<Option<std::ops::Range<usize>>> = Vec::with_capacity(items.len());
+    for (members, stubs) in &items {
+        if members.len() > max_size {
+            let r = runs.next().expect("one result per large cluster");
+            let start = parts.len();
+            parts.extend(parts_of(data, members, stubs, &r, params.p));
+            spans.push(Some(start..parts.len()));
+        } else {
+            spans.push(None);
         }
     }
-    out
+    let made = split_round(data, parts, params, backend);
+    items
+        .into_iter()
+        .zip(spans)
+        .map(|(item, span)| match span {
+            None => vec![item],
+            Some(span) => made[span].iter().flatten().cloned().collect(),
+        })
+        .collect()
+}
+
+/// The parts a local K-Means (`r`, over `members` in order) makes of a cluster, in output
+/// order, each most central first; a stub goes to the part whose first member (in the
+/// cluster's order) is nearest. With no structure to split on (one part), runs of `p` members, the last run first
+/// and the first (with the stubs) last.
+fn parts_of(
+    data: &Matrix,
+    members: &[usize],
+    stubs: &[usize],
+    r: &crate::kmeans::KmeansResult,
+    p: usize,
+) -> Vec<Item> {
+    let mut parts: Vec<Vec<(f32, usize)>> = vec![Vec::new(); r.centroids.rows];
+    for (pos, &m) in members.iter().enumerate() {
+        parts[r.assign[pos] as usize].push((r.top1[pos], m));
+    }
+    parts.retain(|p| !p.is_empty());
+    if parts.len() < 2 {
+        let runs: Vec<Item> = members
+            .chunks(p)
+            .enumerate()
+            .map(|(i, chunk)| {
+                let s = if i == 0 { stubs.to_vec() } else { Vec::new() };
+                (chunk.to_vec(), s)
+            })
+            .collect();
+        return runs.into_iter().rev().collect();
+    }
+    let mut part_stubs: Vec<Vec<usize>> = vec![Vec::new(); parts.len()];
+    for &st in stubs {
+        let best = (0..parts.len())
+            .max_by(|&a, &b| {
+                let ca = dot(data.row(st), data.row(parts[a][0].1));
+                let cb = dot(data.row(st), data.row(parts[b][0].1));
+                ca.total_cmp(&cb).then(b.cmp(&a))
+            })
+            .unwrap_or(0);
+        part_stubs[best].push(st);
+    }
+    parts
+        .into_iter()
+        .zip(part_stubs)
+        .map(|(mut part, st)| {
+            part.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            (part.into_iter().map(|x| x.1).collect(), st)
+        })
+        .collect()
 }
 
 /// Moves the member of every one-member cluster into the cluster whose centroid is nearest (its

@@ -29,6 +29,25 @@ pub struct HierarchyStats {
     pub cluster_secs: f64,
     pub summarize_secs: f64,
     pub reembed_secs: f64,
+    /// How tight the documents' clusters are as clustering left them (before the merges of
+    /// verify-and-repartition): the sum over documents of 1 − the cosine to their cluster's
+    /// mean direction (what K-Means lowers; a GPU build is compared with a CPU one by it).
+    pub leaf_inertia: f64,
+}
+
+/// The sum over groups and members of 1 − the cosine between a member's row of `data` and the
+/// group's normalized mean.
+fn inertia(data: &Matrix, groups: &[Vec<usize>]) -> f64 {
+    use rayon::prelude::*;
+    groups
+        .par_iter()
+        .map(|g| {
+            let c = data.centroid(g);
+            g.iter()
+                .map(|&m| 1.0 - crate::matrix::simd::dot(&c, data.row(m)) as f64)
+                .sum::<f64>()
+        })
+        .sum()
 }
 
 /// Everything the level loop reads.
@@ -82,6 +101,9 @@ pub fn build_tree(
         let mut lc = cluster_level(&current, &params, input.kmeans);
         stats.clusterings += 1;
         stats.cluster_secs += clock.elapsed().as_secs_f64();
+        if level == 1 {
+            stats.leaf_inertia = inertia(&current, &lc.groups);
+        }
         let clock = std::time::Instant::now();
         let mut nodes = add_level(&mut tree, &lc, level, &below);
         summarize_nodes(&mut tree, &nodes, &nodes, &corpus, input.llm, exec)?;

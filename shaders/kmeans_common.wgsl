@@ -1,0 +1,32 @@
+// What every K-Means kernel shares (prepended to each by src/kmeans/gpu/device.rs): the params
+// uniform, the work table of blocks, and a point's assignment. A batch lays every run's points
+// out in blocks of 64 (one workgroup each; a block never mixes runs).
+
+const WG: u32 = 64u;
+
+struct Params {
+    d: u32,        // dimensions
+    x_groups: u32, // workgroups per row of the 2-D dispatch
+    n: u32,        // blocks in this chunk (centroids for kmeans_finish, runs for kmeans_choose)
+    extra: u32,    // what the kernel says
+    base: u32,     // the chunk's first block in the batch
+    pad1: u32,
+    pad2: u32,
+    pad3: u32,
+}
+
+// One block of at most 64 points of one run.
+struct Work {
+    start: u32, // first point, in this chunk
+    count: u32, // points in the block
+    c_off: u32, // the run's first centroid
+    c_n: u32,   // the run's centroids
+    run: u32,   // the run
+}
+
+struct Assignment {
+    best: u32,
+    second: u32,
+    s1: f32,
+    s2: f32,
+}

@@ -1,0 +1,231 @@
+//! The batched GPU K-Means kernels on a real (software) Vulkan device, each against the CPU
+//! path on fixtures: the centroid update (a reduction, with empty clusters and clusters of one
+//! point), greedy k-means++ seeding (the same draws give the same seeds), and batches of runs
+//! (each run as it comes out alone on the CPU, including runs of one point, k above the
+//! number of points, runs spread over several chunks, and the coarse-to-fine path).
+
+use c2s::kmeans::{CpuKmeans, Job, KmeansBackend, KmeansParams, scaled, seed_rows};
+use c2s::matrix::{Matrix, normalize};
+use c2s::rng::Rng;
+
+use super::{gpu, random_unit};
+
+/// `per` points around each of `centers` well-separated directions, blob by blob.
+fn blobs(per: usize, centers: usize, d: usize, seed: u64) -> Matrix {
+    let mut rng = Rng::new(seed);
+    let mut m = Matrix::new(d);
+    for c in 0..centers {
+        for _ in 0..per {
+            let mut v: Vec<f32> = (0..d)
+                .map(|j| if j % centers == c { 2.0 } else { 0.0 } + rng.next_f64() as f32 * 0.3)
+                .collect();
+            normalize(&mut v);
+            m.push(&v);
+        }
+    }
+    m
+}
+
+fn params(k: usize, seed: u64) -> KmeansParams {
+    KmeansParams {
+        k,
+        max_iter: 30,
+        n_init: 2,
+        tol: 0.0,
+        seed,
+        tau: 0.05,
+    }
+}
+
+/// The unit-length mean of each cluster's members in f64, `old`'s row for an empty one.
+fn reference_means(data: &Matrix, assign: &[u32], old: &Matrix) -> (Vec<Vec<f32>>, Vec<u32>) {
+    let mut sums = vec![vec![0.0f64; data.dims]; old.rows];
+    let mut counts = vec![0u32; old.rows];
+    for (i, &a) in assign.iter().enumerate() {
+        counts[a as usize] += 1;
+        for (s, x) in sums[a as usize].iter_mut().zip(data.row(i)) {
+            *s += *x as f64;
+        }
+    }
+    let means = sums
+        .iter()
+        .enumerate()
+        .map(|(c, s)| {
+            if counts[c] == 0 {
+                return old.row(c).to_vec();
+            }
+            let norm = s.iter().map(|x| x * x).sum::<f64>().sqrt();
+            s.iter().map(|x| (x / norm) as f32).collect()
+        })
+        .collect();
+    (means, counts)
+}
+
+#[test]
+fn the_centroid_update_matches_the_mean_with_empty_and_single_member_clusters() {
+    let Some(mut g) = gpu() else { return };
+    // (A cluster of one is its point, up to the 2^-24 fixed-point step.)
+    let (n, d, k) = (300, 37, 7);
+    let data = random_unit(n, d, 21);
+    let old = random_unit(k, d, 22);
+    // Cluster 3 is empty, cluster 5 holds one point; the rest share the others.
+    let assign: Vec<u32> = (0..n as u32)
+        .map(|i| {
+            if i == 17 {
+                5
+            } else {
+                [0, 1, 2, 4, 6][i as usize % 5]
+            }
+        })
+        .collect();
+    let (want, want_counts) = reference_means(&data, &assign, &old);
+    for chunk in [None, Some(64)] {
+        g.chunk_points = chunk;
+        let (got, counts) = g.centroid_update(&data, &assign, &old).expect("update");
+        assert_eq!(counts, want_counts, "chunks {chunk:?}");
+        for (c, want) in want.iter().enumerate() {
+            for (j, (a, b)) in got.row(c).iter().zip(want).enumerate() {
+                assert!((a - b).abs() < 2e-6, "cluster {c} dim {j}: {a} vs {b}");
+            }
+        }
+        assert_eq!(
+            got.row(3),
+            old.row(3),
+            "an empty cluster keeps its centroid"
+        );
+        let (again, _) = g.centroid_update(&data, &assign, &old).unwrap();
+        assert_eq!(got, again, "deterministic");
+    }
+}
+
+#[test]
+fn seeding_on_the_device_draws_the_cpu_seeds() {
+    let Some(mut g) = gpu() else { return };
+    for (n, d, k, seed) in [
+        (500, 16, 10, 1),
+        (1000, 40, 50, 2),
+        (130, 8, 130, 3),
+        (70, 5, 1, 4),
+        (3000, 24, 200, 5),
+    ] {
+        let data = random_unit(n, d, seed * 11);
+        let cpu = seed_rows(&data, k, seed);
+        for chunk in [None, Some(128)] {
+            g.chunk_points = chunk;
+            let got = g.seed_rows(&data, k, seed).expect("seeding");
+            assert_eq!(got, cpu, "n={n} k={k} chunks {chunk:?}");
+        }
+    }
+    // Ten points on one spot and four elsewhere: once every spot is a seed, the rest are
+    // distinct rows all the same.
+    g.chunk_points = None;
+    let mut data = Matrix::new(6);
+    let spot = random_unit(5, 6, 9);
+    for i in 0..14 {
+        data.push(spot.row(if i < 10 { 0 } else { i - 9 }));
+    }
+    let got = g.seed_rows(&data, 8, 7).expect("seeding");
+    let mut rows = got.clone();
+    rows.sort_unstable();
+    rows.dedup();
+    assert_eq!(rows.len(), 8, "{got:?}");
+    for spot in [0, 10, 11, 12, 13] {
+        assert!(
+            got.iter().any(|&r| data.row(r) == data.row(spot)),
+            "{got:?} misses spot {spot}"
+        );
+    }
+}
+
+#[test]
+fn a_batch_of_runs_gives_each_run_its_cpu_result() {
+    let Some(mut g) = gpu() else { return };
+    let data = blobs(60, 6, 40, 11);
+    let all: Vec<u32> = (0..360).collect();
+    let one_blob: Vec<u32> = (60..120).collect();
+    let two_blobs: Vec<u32> = (0..60).chain(240..300).collect();
+    let lone = [200u32];
+    let five = [3u32, 70, 130, 190, 250];
+    let none: Vec<u32> = Vec::new();
+    let jobs = [
+        (Some(&all[..]), 6),
+        (Some(&one_blob[..]), 1),
+        (Some(&two_blobs[..]), 2),
+        (Some(&lone[..]), 1),
+        (Some(&five[..]), 9),
+        (Some(&none[..]), 3),
+        (None, 6),
+    ];
+    let jobs: Vec<Job> = jobs
+        .iter()
+        .enumerate()
+        .map(|(j, &(rows, k))| Job {
+            rows,
+            params: params(k, 40 + j as u64),
+        })
+        .collect();
+    for chunk in [None, Some(64)] {
+        g.chunk_points = chunk;
+        let got = g.run_batch(&data, &jobs);
+        assert!(g.last_error.lock().unwrap().is_none(), "{:?}", g.last_error);
+        assert_eq!(got.len(), jobs.len());
+        for (j, (job, r)) in jobs.iter().zip(&got).enumerate() {
+            let sub = job
+                .rows
+                .map_or_else(|| data.clone(), |rows| data.subset(rows));
+            let cpu = CpuKmeans.run(&sub, &job.params);
+            assert_eq!(r.assign, cpu.assign, "job {j}, chunks {chunk:?}");
+            assert_eq!(r.centroids.rows, cpu.centroids.rows, "job {j}");
+            let diff = (r.inertia - cpu.inertia).abs();
+            assert!(
+                diff < 1e-4 * cpu.inertia.abs() || diff < 1e-4,
+                "job {j}: inertia {} vs {}",
+                r.inertia,
+                cpu.inertia
+            );
+        }
+        assert_eq!(got, g.run_batch(&data, &jobs), "deterministic");
+    }
+    assert!(g.device().contains(" batches on the GPU"), "{}", g.device());
+}
+
+#[test]
+fn the_coarse_to_fine_path_on_the_device_keeps_the_inertia() {
+    let Some(g) = gpu() else { return };
+    let data = random_clusters(3000, 300, 16, 5);
+    let p = KmeansParams {
+        n_init: 1,
+        tol: 0.001,
+        max_iter: 25,
+        ..params(600, 42)
+    };
+    let cpu = scaled::run(&CpuKmeans, &data, &p);
+    let gpu = scaled::run(&g, &data, &p);
+    assert!(g.last_error.lock().unwrap().is_none(), "{:?}", g.last_error);
+    assert_eq!(gpu.centroids.rows, 600);
+    let ratio = gpu.inertia / cpu.inertia;
+    assert!(
+        (ratio - 1.0).abs() < 0.005,
+        "inertia {} vs {} on the CPU",
+        gpu.inertia,
+        cpu.inertia
+    );
+    assert_eq!(gpu, scaled::run(&g, &data, &p), "deterministic");
+}
+
+/// `n` unit vectors around `centers` random directions.
+fn random_clusters(n: usize, centers: usize, d: usize, seed: u64) -> Matrix {
+    let dirs = random_unit(centers, d, seed);
+    let mut rng = Rng::new(seed + 1);
+    let mut m = Matrix::new(d);
+    for i in 0..n {
+        let mut v: Vec<f32> = dirs
+            .row(i % centers)
+            .iter()
+            .map(|x| x + 0.2 * (rng.next_f64() as f32 - 0.5))
+            .collect();
+        normalize(&mut v);
+        m.push(&v);
+    }
+    m
+}
