@@ -175,6 +175,16 @@ fn an_injected_device_with_a_small_binding_limit_chunks_and_refuses() {
     let too_many = random_unit(200, d, 7);
     let err = g.assign(&data, &too_many).unwrap_err().to_string();
     assert!(err.contains("200 centroids of 8 dimensions"), "{err}");
+    // Points so wide that a block of 64 does not fit one binding are refused too.
+    let wide = random_unit(10, 20, 8);
+    let err = g
+        .assign(&wide, &random_unit(2, 20, 9))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("a block of 64 points of 20 dimensions"),
+        "{err}"
+    );
 }
 
 /// `scripts/gpu-check.sh DIR` as the README gives it, on this build's binaries (`it` is this

@@ -165,7 +165,7 @@ impl<'a> Batch<'a> {
         let by_limit = (limit / slot_bytes) as usize;
         let cap = chunk_points.unwrap_or(by_limit).min(by_limit) / BLOCK * BLOCK;
         if cap == 0 {
-            return Err(GpuError::TooLarge(BLOCK, d));
+            return Err(GpuError::TooWide(d));
         }
         // Places, and the work tables.
         let mut tables: Vec<Vec<Work>> = vec![Vec::new()];

@@ -24,6 +24,8 @@ pub enum GpuError {
     Wgpu(String),
     #[error("{0} centroids of {1} dimensions exceed the device's storage-binding limit")]
     TooLarge(usize, usize),
+    #[error("a block of 64 points of {0} dimensions exceeds the device's storage-binding limit")]
+    TooWide(usize),
 }
 
 /// A wgpu device and queue, with what the K-Means kernels need to know of its adapter.
