@@ -44,12 +44,13 @@ pub fn effective_min_size(min_cluster_size: usize, n: usize, k: usize) -> usize 
     min_cluster_size.min((n / k.max(1)).max(1))
 }
 
-/// Clusters one level and applies the small-cluster merge and soft assignment.
+/// Clusters one level and applies the small-cluster merge and soft assignment. Also returns
+/// the clusters' spread: the sum over members of 1 − the cosine to their cluster's mean.
 pub fn cluster_level(
     data: &Matrix,
     params: &LevelParams,
     backend: &dyn KmeansBackend,
-) -> LevelClusters {
+) -> (LevelClusters, f64) {
     let n = data.rows;
     let kp = KmeansParams {
         k: params.k.clamp(1, n.max(1)),
@@ -136,21 +137,26 @@ pub fn cluster_level(
     if params.leaf {
         absorb_singletons(data, &mut lc);
     }
-    for g in &mut lc.groups {
-        order_by_centrality(g, data);
-    }
-    lc
+    let spread = lc
+        .groups
+        .iter_mut()
+        .map(|g| order_by_centrality(g, data))
+        .sum();
+    (lc, spread)
 }
 
-/// Sorts members by cosine to their normalized mean, most central first (ties by index). The
-/// order depends on the members alone, so a cold build and a warm start agree on it.
-pub fn order_by_centrality(members: &mut [usize], data: &Matrix) {
+/// Sorts members by cosine to their normalized mean, most central first (ties by index), and
+/// returns the sum of 1 − those cosines (how spread the group is). The order depends on the
+/// members alone, so a cold build and a warm start agree on it.
+pub fn order_by_centrality(members: &mut [usize], data: &Matrix) -> f64 {
     let c = data.centroid(members);
-    members.sort_by(|&a, &b| {
-        dot(&c, data.row(b))
-            .total_cmp(&dot(&c, data.row(a)))
-            .then(a.cmp(&b))
-    });
+    let mut scored: Vec<(f32, usize)> =
+        members.iter().map(|&m| (dot(&c, data.row(m)), m)).collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    for (slot, (_, m)) in members.iter_mut().zip(&scored) {
+        *slot = *m;
+    }
+    scored.iter().map(|(cos, _)| 1.0 - *cos as f64).sum()
 }
 
 /// Splits every cluster larger than `1.5 p` with a local K-Means into `ceil(size / p)` parts, so
@@ -203,26 +209,27 @@ fn split_round(
         })
         .collect();
     let mut runs = backend.run_batch(data, &jobs).into_iter();
-    // The parts of every large cluster, and which of them are each cluster's.
+    // The parts of every large cluster, and how many of them are each cluster's.
     let mut parts: Vec<Item> = Vec::new();
-    let mut spans: Vec<Option<std::ops::Range<usize>>> = Vec::with_capacity(items.len());
+    let mut counts: Vec<Option<usize>> = Vec::with_capacity(items.len());
     for (members, stubs) in &items {
         if members.len() > max_size {
             let r = runs.next().expect("one result per large cluster");
-            let start = parts.len();
+            let before = parts.len();
             parts.extend(parts_of(data, members, stubs, &r, params.p));
-            spans.push(Some(start..parts.len()));
+            counts.push(Some(parts.len() - before));
         } else {
-            spans.push(None);
+            counts.push(None);
         }
     }
-    let made = split_round(data, parts, params, backend);
+    // What the next round makes of each part, in order: each large cluster takes its own.
+    let mut made = split_round(data, parts, params, backend).into_iter();
     items
         .into_iter()
-        .zip(spans)
-        .map(|(item, span)| match span {
+        .zip(counts)
+        .map(|(item, count)| match count {
             None => vec![item],
-            Some(span) => made[span].iter().flatten().cloned().collect(),
+            Some(n) => made.by_ref().take(n).flatten().collect(),
         })
         .collect()
 }

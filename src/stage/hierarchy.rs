@@ -35,21 +35,6 @@ pub struct HierarchyStats {
     pub leaf_inertia: f64,
 }
 
-/// The sum over groups and members of 1 − the cosine between a member's row of `data` and the
-/// group's normalized mean.
-fn inertia(data: &Matrix, groups: &[Vec<usize>]) -> f64 {
-    use rayon::prelude::*;
-    groups
-        .par_iter()
-        .map(|g| {
-            let c = data.centroid(g);
-            g.iter()
-                .map(|&m| 1.0 - crate::matrix::simd::dot(&c, data.row(m)) as f64)
-                .sum::<f64>()
-        })
-        .sum()
-}
-
 /// Everything the level loop reads.
 pub struct HierarchyInput<'a> {
     pub docs: &'a [Document],
@@ -98,11 +83,11 @@ pub fn build_tree(
             },
         };
         let clock = std::time::Instant::now();
-        let mut lc = cluster_level(&current, &params, input.kmeans);
+        let (mut lc, spread) = cluster_level(&current, &params, input.kmeans);
         stats.clusterings += 1;
         stats.cluster_secs += clock.elapsed().as_secs_f64();
         if level == 1 {
-            stats.leaf_inertia = inertia(&current, &lc.groups);
+            stats.leaf_inertia = spread;
         }
         let clock = std::time::Instant::now();
         let mut nodes = add_level(&mut tree, &lc, level, &below);

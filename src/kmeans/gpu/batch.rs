@@ -34,6 +34,13 @@ pub struct Assignment {
     pub s2: f32,
 }
 
+impl Assignment {
+    /// The runner-up centroid and its cosine, if the run has a second centroid.
+    pub fn runner_up(&self) -> Option<(u32, f32)> {
+        (self.s2 > -1.0e38 && self.second != u32::MAX).then_some((self.second, self.s2))
+    }
+}
+
 /// The params uniform every kernel reads (`extra` means what the kernel says).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]

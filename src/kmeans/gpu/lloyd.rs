@@ -82,10 +82,7 @@ fn result(assigned: Vec<Assignment>, centroids: Matrix, iterations: usize) -> Km
         centroids,
         assign: assigned.iter().map(|a| a.best).collect(),
         top1: assigned.iter().map(|a| a.s1).collect(),
-        second: assigned
-            .iter()
-            .map(|a| (a.s2 > -1.0e38 && a.second != u32::MAX).then_some((a.second, a.s2)))
-            .collect(),
+        second: assigned.iter().map(Assignment::runner_up).collect(),
         inertia: assigned.iter().map(|a| 1.0 - a.s1 as f64).sum(),
         iterations,
     }

@@ -107,7 +107,7 @@ impl GpuKmeans {
             .map(|a| Assigned {
                 best: a.best,
                 s1: a.s1,
-                second: (a.s2 > -1.0e38 && a.second != u32::MAX).then_some((a.second, a.s2)),
+                second: a.runner_up(),
             })
             .collect())
     }
