@@ -210,33 +210,37 @@ fn plural(n: usize, what: &str) -> String {
 
 /// `; LLM: N calls, X in / Y out tokens, cost C` when a remote LLM ran.
 fn usage_line(r: &BuildReport) -> String {
-    if r.llm_usage.is_empty() {
+    llm_lines(&r.llm_usage)
+}
+
+/// `LLM N calls, …` and `answers: …` for a build's per-stage usage (empty when no model ran).
+pub(crate) fn llm_lines(usage: &BTreeMap<String, crate::llm::Usage>) -> String {
+    if usage.is_empty() {
         return String::new();
     }
-    let calls: u64 = r.llm_usage.values().map(|u| u.calls).sum();
-    let input: u64 = r.llm_usage.values().map(|u| u.input_tokens).sum();
-    let output: u64 = r.llm_usage.values().map(|u| u.output_tokens).sum();
-    let costs: Vec<f64> = r.llm_usage.values().filter_map(|u| u.cost).collect();
+    let calls: u64 = usage.values().map(|u| u.calls).sum();
+    let input: u64 = usage.values().map(|u| u.input_tokens).sum();
+    let output: u64 = usage.values().map(|u| u.output_tokens).sum();
+    let costs: Vec<f64> = usage.values().filter_map(|u| u.cost).collect();
     let cost = if costs.is_empty() {
         String::new()
     } else {
         format!(", cost {:.4}", costs.iter().sum::<f64>())
     };
-    let batched: u64 = r.llm_usage.values().map(|u| u.batch_calls).sum();
+    let batched: u64 = usage.values().map(|u| u.batch_calls).sum();
     let via = if batched > 0 {
         format!(" ({batched} through batches)")
     } else {
         String::new()
     };
     format!("\n         LLM {calls} calls{via}, {input} input + {output} output tokens{cost}")
-        + &answers_line(r)
+        + &answers_line(usage)
 }
 
 /// `answers: card 29 parsed, summary 8 parsed + 2 repaired, …`: how each stage's computed items
 /// got their result.
-fn answers_line(r: &BuildReport) -> String {
-    let parts: Vec<String> = r
-        .llm_usage
+fn answers_line(usage: &BTreeMap<String, crate::llm::Usage>) -> String {
+    let parts: Vec<String> = usage
         .iter()
         .filter(|(_, u)| u.answers.total() > 0)
         .map(|(stage, u)| {

@@ -64,6 +64,10 @@ pub fn eval_cmd(args: &crate::cmd::cli::EvalArgs, progress: &Progress) -> Result
         judge: args.judge,
     };
     let report = crate::eval::run(&opts, &backends, progress)?;
+    let llm = super::build::llm_lines(&report.build_llm_usage);
+    if !llm.is_empty() {
+        progress.status("Built", llm.trim_start());
+    }
     print!("{}", crate::eval::render_table(&report));
     if let Some(path) = &args.json {
         let bytes = serde_json::to_vec_pretty(&report)?;

@@ -133,7 +133,10 @@ fn agent_ask(
     .map_err(ServeError::from)?;
     let r = agent.ask(&args.question).map_err(ServeError::from)?;
     if let Some(path) = &args.trace {
-        let json = serde_json::to_string_pretty(&r)?;
+        // The trace also holds what the model was told: the system prompt with the outline.
+        let mut v = serde_json::to_value(&r)?;
+        v["system"] = serde_json::Value::String(agent.system_prompt(&r.protocol));
+        let json = serde_json::to_string_pretty(&v)?;
         std::fs::write(path, json).map_err(|e| BuildError::io("cannot write", path, e))?;
     }
     if args.json {

@@ -201,6 +201,16 @@ pub struct AgentConfig {
     /// elided so a request stays within it (estimated at 4 characters per token). 0: no limit.
     #[serde(skip_serializing_if = "is_default")]
     pub context_tokens: usize,
+    /// How the final answer is written: in the browsing conversation (`inline`), or from the
+    /// documents the agent chose, in a prompt of their own (`compose`); `auto`: compose for
+    /// the JSON action protocol, inline for native tool calls.
+    #[serde(skip_serializing_if = "is_default")]
+    pub answer: AgentAnswerMode,
+    /// Tokens of the outline of the tree that the agent starts from (the skills, then whole
+    /// levels of groups and documents while they fit); unset: half of `context_tokens`,
+    /// or 4,000 without a context limit. 0 shows the skills alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outline_tokens: Option<usize>,
     /// The agent's own endpoint, when it differs from `[llm]` (e.g. build with the offline
     /// backend, serve with a model). Unset fields come from `[llm]`.
     pub backend: Option<LlmBackendKind>,
@@ -216,6 +226,8 @@ impl Default for AgentConfig {
             protocol: AgentProtocol::Auto,
             tools: AGENT_TOOLS.iter().map(|t| t.to_string()).collect(),
             context_tokens: 0,
+            answer: AgentAnswerMode::Auto,
+            outline_tokens: None,
             backend: None,
             base_url: None,
             model: None,
@@ -241,7 +253,26 @@ pub enum AgentProtocol {
     Json,
 }
 
+/// `[agent] answer`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentAnswerMode {
+    #[default]
+    Auto,
+    Inline,
+    Compose,
+}
+
 impl AgentConfig {
+    /// Characters of the outline the agent starts from.
+    pub fn outline_chars(&self) -> usize {
+        let tokens = self.outline_tokens.unwrap_or(match self.context_tokens {
+            0 => 4000,
+            t => t / 2,
+        });
+        tokens * 4
+    }
+
     /// The `[llm]` settings the agent runs with: `[llm]` overlaid with this section.
     pub fn llm(&self, llm: &LlmConfig) -> LlmConfig {
         overlay(

@@ -148,6 +148,10 @@ pub struct Report {
     /// The flat retriever whose top documents `rag` was given (the best by Recall@5).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rag_retriever: Option<String>,
+    /// What the tree's build asked its model, per stage (what it computed; memoized results
+    /// cost nothing), as `c2s build --json` reports it.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub build_llm_usage: BTreeMap<String, crate::llm::Usage>,
     /// The model that answered, and the judge's, when they ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
@@ -211,7 +215,7 @@ pub fn run(
     let mut loaded = opts.loaded.clone();
     loaded.config.corpus.paths = vec![corpus];
     let bo = BuildOptions::new(loaded, opts.out_dir.clone(), opts.display_base.clone());
-    build_using(&bo, progress, backends)?;
+    let built = build_using(&bo, progress, backends)?;
     // What is evaluated is what the build shipped: the output, opened as `c2s ask` opens it.
     let a = Compiled::open(&opts.out_dir)?;
     progress.status(
@@ -250,8 +254,9 @@ pub fn run(
         let run = Answering::open(opts, memo.clone())?;
         for m in &answering {
             let meter = progress.meter(&format!("Answering {m}"), queries.len());
-            for (i, q) in queries.iter().enumerate() {
-                let a = match *m {
+            let answers = in_parallel(queries.len(), run.workers, |i| {
+                let q = &queries[i];
+                let answered = match *m {
                     "rag" => {
                         let top = ctx.flat(&retriever, &q.question, &qvs[i]);
                         let docs: Vec<usize> = top.into_iter().take(RAG_DOCS).collect();
@@ -260,8 +265,11 @@ pub fn run(
                     "agentic-search" => answer::ask_agent(&run.search_agent, &q.question),
                     _ => answer::ask_agent(&run.agent, &q.question),
                 };
-                results.push(QueryResult::answered(q, m, a, &golds[i]));
                 meter.inc(1);
+                answered
+            });
+            for (i, answered) in answers.into_iter().enumerate() {
+                results.push(QueryResult::answered(&queries[i], m, answered, &golds[i]));
             }
             meter.finish();
         }
@@ -292,6 +300,7 @@ pub fn run(
         ),
         answer_comparisons: report::compare_answers(&results, &opts.methods),
         summaries,
+        build_llm_usage: built.llm_usage,
         rag_retriever: report_extra.0,
         model: report_extra.1,
         judge: report_extra.2,
@@ -322,6 +331,31 @@ fn best_flat(ctx: &Context, queries: &[Query], qvs: &[Vec<f32>], golds: &[Vec<St
     best.0.to_string()
 }
 
+/// `f(0..n)` on up to `workers` threads, results in index order: questions are answered as
+/// many at a time as the model's endpoint takes (`[llm.limits] concurrency`), each on its own.
+fn in_parallel<T: Send>(n: usize, workers: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<std::sync::Mutex<Option<T>>> = (0..n).map(|_| Default::default()).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..workers.clamp(1, n.max(1)) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= n {
+                        break;
+                    }
+                    let value = f(i);
+                    *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(value);
+                }
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .filter_map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .collect()
+}
+
 /// The model endpoints of the answering methods, all the agent's (`[llm]` with `[agent]`).
 struct Answering {
     rag: Chat,
@@ -329,6 +363,8 @@ struct Answering {
     agent: Agent,
     search_agent: Agent,
     model: String,
+    /// Questions answered at once.
+    workers: usize,
 }
 
 impl Answering {
@@ -348,14 +384,13 @@ impl Answering {
             .map_err(|e| serve(e.into()))?
             .with_memo(memo);
         // Five documents share the context with the prompt and the answer.
-        let max = crate::serve::tools::DOC_MAX_CHARS;
-        let rag_chars = match cfg.agent.context_tokens {
-            0 => max,
-            t => ((t * 4).saturating_sub(rag.settings.max_output_tokens as usize * 4 + 2400)
-                / RAG_DOCS)
-                .clamp(500, max),
-        };
+        let rag_chars = crate::serve::agent::compose::doc_chars(
+            cfg.agent.context_tokens,
+            rag.settings.max_output_tokens,
+            RAG_DOCS,
+        );
         Ok(Answering {
+            workers: llm.limits.concurrency,
             model: format!("{}:{}", llm.backend.name(), rag.settings.model),
             rag,
             rag_chars,
@@ -413,4 +448,18 @@ fn judge_all(
     }
     meter.finish();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_parallel;
+
+    #[test]
+    fn in_parallel_keeps_the_order_at_any_worker_count() {
+        for workers in [0, 1, 3, 50] {
+            let got = in_parallel(7, workers, |i| i * 10);
+            assert_eq!(got, vec![0, 10, 20, 30, 40, 50, 60], "{workers} workers");
+        }
+        assert!(in_parallel(0, 4, |i| i).is_empty());
+    }
 }

@@ -72,7 +72,7 @@ fn auto_switches_to_the_json_protocol_after_a_call_written_as_text() {
         json!({"action": "answer", "answer": format!("Use the CLI [{id}]."), "cite": [id]});
     server.script("agent", vec![oa_text(&call), oa_text(&answer.to_string())]);
     let trace = tmp.path().join("t.json");
-    let (_, t) = ask_trace(&out, &server, &[], &trace);
+    let (_, t) = ask_trace(&out, &server, &["agent.answer=\"inline\""], &trace);
     assert_eq!(
         (t["stopped"].as_str(), t["protocol"].as_str()),
         (Some("answered"), Some("json"))
@@ -134,18 +134,24 @@ fn the_json_action_protocol_answers_a_two_step_question() {
         ],
     );
     let trace = tmp.path().join("t.json");
-    let (stdout, t) = ask_trace(&out, &server, &["agent.protocol=\"json\""], &trace);
+    // The skills alone to start from (no outline below them), and the answer written inline.
+    let sets = [
+        "agent.protocol=\"json\"",
+        "agent.outline_tokens=0",
+        "agent.answer=\"inline\"",
+    ];
+    let (stdout, t) = ask_trace(&out, &server, &sets, &trace);
     assert_eq!(t["stopped"], "answered", "{t}");
     assert_eq!(t["cited"], json!([listed]));
     assert!(stdout.contains(&format!("`{listed}` ")), "{stdout}");
     let reqs: Vec<Value> = server.requests().into_iter().map(|r| r.body).collect();
     assert_eq!(reqs.len(), 3);
     assert!(reqs[0].get("tools").is_none());
-    // Nothing open yet: no answer; no id seen yet: no get_document.
-    assert_eq!(allowed(&reqs[0]), ["ls", "cat", "grep", "search"]);
+    // Nothing open yet: no answer; no id seen yet: no get_document; ls is left to cat.
+    assert_eq!(allowed(&reqs[0]), ["cat", "grep", "search"]);
     // After the skill: its documents can be opened, but the skill is not read twice.
     assert!(allowed(&reqs[1]).contains(&"get_document".to_string()));
-    let cat = &reqs[1]["response_format"]["json_schema"]["schema"]["anyOf"][1];
+    let cat = &reqs[1]["response_format"]["json_schema"]["schema"]["anyOf"][0];
     let files: Vec<&str> = cat["properties"]["arg"]["enum"]
         .as_array()
         .unwrap()
@@ -166,9 +172,12 @@ fn the_json_action_protocol_answers_a_two_step_question() {
         .as_array()
         .unwrap();
     let answer = branches.last().unwrap();
+    // By its title, which no other document of the example has.
+    let docs: Value =
+        serde_json::from_slice(&std::fs::read(out.join("documents.json")).unwrap()).unwrap();
     assert_eq!(
         answer["properties"]["cite"]["items"]["enum"],
-        json!([listed])
+        json!([docs[&listed]["title"]])
     );
     // Results come back as text, marked as tool results.
     let last = reqs[1]["messages"].as_array().unwrap().last().unwrap();
@@ -357,4 +366,90 @@ fn eval_scores_rag_agentic_search_and_the_agent_alike_and_resumes() {
             .count()
     };
     assert_eq!(strip(&stdout), strip(&again));
+}
+
+/// Six questions, one per topic of [`dataset`]'s corpus.
+fn six_questions(dir: &Path) {
+    dataset(dir);
+    let queries: String = (0..6)
+        .map(|i| json!({"id": format!("q{i}"), "question": format!("What does topic {i} explain?"), "answer": format!("feature {i}"), "gold_ids": [format!("d{i}")]}).to_string() + "\n")
+        .collect();
+    std::fs::write(dir.join("queries.jsonl"), queries).unwrap();
+}
+
+/// `rag` over six questions at the given concurrency, on a memo of its own: the report's
+/// results, the server's most requests at once, and stderr.
+fn rag_eval(tmp: &Path, concurrency: usize) -> (Vec<Value>, usize, Value, String) {
+    let server = Server::start();
+    server.set_latency(std::time::Duration::from_millis(150));
+    let json_out = tmp.join("eval.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_c2s"))
+        .args(["eval", "--data", tmp.join("data").to_str().unwrap()])
+        .args(["--methods", "rag", "--json", json_out.to_str().unwrap()])
+        .args(["--out", tmp.join("tree").to_str().unwrap()])
+        .args([
+            "--set",
+            "llm.backend=\"openai\"",
+            "--set",
+            "llm.model=\"m\"",
+        ])
+        .args(["--set", &format!("llm.base_url=\"{}/v1\"", server.url)])
+        .args(["--set", &format!("llm.limits.concurrency={concurrency}")])
+        .arg("--set")
+        .arg(format!(
+            "cache.path={:?}",
+            tmp.join("memo.sqlite").display().to_string()
+        ))
+        .current_dir(tmp)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: Value = serde_json::from_slice(&std::fs::read(json_out).unwrap()).unwrap();
+    let results = r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["method"] == "rag")
+        .map(|x| {
+            json!([
+                x["query"],
+                x["cited"],
+                x["answer"],
+                x["metrics"]["token_f1"]
+            ])
+        })
+        .collect();
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    (results, server.max_in_flight(), r, stderr)
+}
+
+#[test]
+fn eval_answers_questions_at_once_and_reports_the_same() {
+    let one = tempfile::tempdir().unwrap();
+    six_questions(&one.path().join("data"));
+    let three = tempfile::tempdir().unwrap();
+    six_questions(&three.path().join("data"));
+    let (seq, seq_peak, report, stderr) = rag_eval(one.path(), 1);
+    let (par, par_peak, _, _) = rag_eval(three.path(), 3);
+    assert_eq!(seq_peak, 1, "concurrency 1 sends one request at a time");
+    assert!(
+        par_peak >= 2,
+        "questions were answered one by one: {par_peak}"
+    );
+    assert_eq!(seq, par, "the report depends on the concurrency");
+    let ids: Vec<&str> = seq.iter().map(|r| r[0].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        ["q0", "q1", "q2", "q3", "q4", "q5"],
+        "in the queries' order"
+    );
+    // The eval says what its build asked the model, as `c2s build` does.
+    assert!(
+        report["build_llm_usage"]["card"]["calls"].as_u64().unwrap() >= 6,
+        "{report}"
+    );
+    assert!(
+        stderr.contains("Built") && stderr.contains("answers: card"),
+        "{stderr}"
+    );
 }

@@ -105,6 +105,9 @@ struct State {
     scripts: Vec<(&'static str, VecDeque<Value>)>,
     /// Fixed delay before every answer.
     latency: Duration,
+    /// Requests being answered now, and the most there ever were at once.
+    in_flight: usize,
+    max_in_flight: usize,
 }
 
 /// The server; stops when dropped (its thread exits with the test process).
@@ -153,6 +156,11 @@ impl Server {
         self.state.lock().unwrap().requests.clone()
     }
 
+    /// The most requests that were ever being answered at once.
+    pub fn max_in_flight(&self) -> usize {
+        self.state.lock().unwrap().max_in_flight
+    }
+
     pub fn count(&self, stage: &str) -> usize {
         self.requests()
             .iter()
@@ -182,6 +190,8 @@ impl Server {
                     .iter_mut()
                     .find(|(s, q)| *s == stage && !q.is_empty())
                     .and_then(|(_, q)| q.pop_front());
+                st.in_flight += 1;
+                st.max_in_flight = st.max_in_flight.max(st.in_flight);
                 (f, st.latency, body)
             };
             std::thread::sleep(latency);
@@ -222,6 +232,7 @@ impl Server {
                     false
                 }
             };
+            self.state.lock().unwrap().in_flight -= 1;
             self.answered.fetch_add(1, Ordering::SeqCst);
             if !keep {
                 return;
@@ -372,6 +383,18 @@ fn scripted(req: &Request) -> String {
         "label" => first_title_words(&user, 2),
         "tags" => json!({"entities": ["Scripted Entity"], "doc_types": ["how-to"]}).to_string(),
         "repartition" => json!({"changes": []}).to_string(),
+        // The first document given, cited, and its first words as the answer.
+        "rag" => {
+            let id = user
+                .split("<document id=\"")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .unwrap_or("none");
+            let body = user.split("<document ").nth(1).unwrap_or("");
+            let text = body.split('>').nth(1).unwrap_or("").trim();
+            let words: Vec<&str> = text.split_whitespace().take(6).collect();
+            json!({"answer": format!("{} [{id}]", words.join(" ")), "cite": [id]}).to_string()
+        }
         _ => "ok".into(),
     }
 }

@@ -2,6 +2,7 @@
 //! fixture folders and checks or snapshots what it writes.
 
 mod agent;
+mod agent_outline;
 mod answers;
 mod bad_input;
 mod batch;

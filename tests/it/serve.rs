@@ -263,17 +263,19 @@ fn agent_round_trip(backend: &str) {
     assert_eq!(reqs.len(), 4);
     let first = &reqs[0];
     assert!(first.system().contains("Grounding rule") && first.system().contains("get_document"));
-    // The opening context is the skill list only: names and descriptions, no document rows.
+    // The opening is the question; the outline of the tree is in the system prompt: the skills,
+    // their groups and the documents by title, never by id.
     let opening = first.body["messages"]
         .as_array()
         .unwrap()
         .iter()
         .find(|m| m["role"] == "user")
         .unwrap();
-    let opening = opening["content"].as_str().unwrap();
+    assert_eq!(opening["content"], "Question: How do I deploy?\n");
+    let system = first.system();
     assert!(
-        opening.contains(&skill) && !opening.contains(&id),
-        "{opening}"
+        system.contains(&format!("- skills/{skill}/SKILL.md: ")) && !system.contains(&id),
+        "{system}"
     );
     // The refused escape went back to the model as an error result.
     let last = reqs[3].body.to_string();

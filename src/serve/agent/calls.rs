@@ -146,23 +146,38 @@ fn intent_of(o: &Map<String, Value>) -> Option<Intent> {
     let s = |k: &str| o.get(k).and_then(Value::as_str).map(str::trim);
     if let Some(action) = s("action") {
         if action == "answer" {
+            // Without a text: the documents to compose the answer from (`answer = "compose"`).
             let text = s("answer")
                 .filter(|t| !t.is_empty())
                 .or(s("text"))
-                .or(s("arg"))?;
+                .or(s("arg"))
+                .unwrap_or("");
             return Some(Intent::Answer {
                 text: text.to_string(),
                 cite: string_list(o.get("cite").or(o.get("sources"))),
             });
         }
         let key = arg_name(action);
-        let arg = s("arg").or(s(key)).or(s("input")).unwrap_or("");
-        let mut args = Map::new();
-        args.insert(key.to_string(), Value::String(arg.to_string()));
-        if action == "grep" {
-            args.insert("ignore_case".into(), Value::Bool(true));
+        // A list of arguments is one call for each (`get_document` of several documents).
+        let list = string_list(o.get("arg").filter(|a| a.is_array()));
+        let args: Vec<String> = if list.is_empty() {
+            vec![s("arg").or(s(key)).or(s("input")).unwrap_or("").to_string()]
+        } else {
+            list
+        };
+        let mut calls = Vec::new();
+        for arg in args {
+            if calls.iter().any(|c: &Call| c.args[key] == arg.as_str()) {
+                continue;
+            }
+            let mut args = Map::new();
+            args.insert(key.to_string(), Value::String(arg));
+            if action == "grep" {
+                args.insert("ignore_case".into(), Value::Bool(true));
+            }
+            calls.push(call(action, Value::Object(args)));
         }
-        return Some(Intent::Calls(vec![call(action, Value::Object(args))]));
+        return Some(Intent::Calls(calls));
     }
     let (name, args) = match o.get("function") {
         Some(Value::Object(f)) => (f.get("name")?.as_str()?, f.get("arguments")),
@@ -229,6 +244,19 @@ mod tests {
     }
 
     #[test]
+    fn an_action_with_a_list_of_arguments_is_a_call_for_each() {
+        let open = r#"{"action": "get_document", "arg": ["Alpha", "Beta", "Alpha"]}"#;
+        match read(open, 4) {
+            Intent::Calls(c) => {
+                let ids: Vec<&Value> = c.iter().map(|c| &c.args["id"]).collect();
+                assert_eq!(ids, [&json!("Alpha"), &json!("Beta")], "each once");
+                assert_eq!(c[1].id, "text-4-1");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn answers_and_prose() {
         let a =
             r#"{"action": "answer", "arg": "", "answer": "Open Settings [d1].", "cite": ["d1"]}"#;
@@ -245,6 +273,14 @@ mod tests {
             Intent::Answer {
                 text: "Deployments are immutable builds. Deployments are".into(),
                 cite: vec!["d1".into()]
+            }
+        );
+        let chosen = r#"{"action": "answer", "cite": ["d1", "d2"]}"#;
+        assert_eq!(
+            read(chosen, 3),
+            Intent::Answer {
+                text: String::new(),
+                cite: vec!["d1".into(), "d2".into()]
             }
         );
         let prose = "Two-factor authentication is under Settings {see below}.";

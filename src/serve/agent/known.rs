@@ -36,6 +36,13 @@ impl Known {
         k
     }
 
+    /// Learns the files (and the ids of the document files) an outline shows.
+    pub fn learn_files<'f>(&mut self, files: impl Iterator<Item = &'f str>, tools: &Tools) {
+        for f in files {
+            self.add_file(f, tools);
+        }
+    }
+
     /// Learns the paths and ids a tool result shows.
     pub fn learn(&mut self, tool: &str, arg: &str, result: &str, tools: &Tools) {
         match tool {
@@ -143,7 +150,7 @@ fn parent(path: &str) -> String {
 }
 
 /// `dir/target`, with `.` and `..` folded.
-fn join(dir: &str, target: &str) -> String {
+pub(super) fn join(dir: &str, target: &str) -> String {
     let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
     for p in target.split('/') {
         match p {

@@ -3,21 +3,24 @@
 //! JSON action protocol), and gives an answer only when it cites documents it opened.
 
 mod calls;
+pub mod compose;
 mod ground;
 mod known;
+mod outline;
 mod protocol;
 mod request;
+mod schema;
 mod turn;
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use serde::Serialize;
 use serde_json::Value;
 
 use super::tools::{ToolError, Tools};
-use crate::config::{AgentConfig, AgentProtocol, LlmBackendKind, LlmConfig};
+use crate::config::{AgentAnswerMode, AgentConfig, AgentProtocol, LlmBackendKind, LlmConfig};
 use crate::db::cache::Memo;
 use crate::http::HttpError;
 use crate::llm::SetupError;
@@ -49,7 +52,7 @@ pub fn instructions() -> String {
         .iter()
         .map(|t| t.to_string())
         .collect();
-    protocol::system_prompt(&all, Protocol::Tools)
+    protocol::system_prompt(&all, Protocol::Tools, false)
 }
 
 /// One step of the trace.
@@ -144,9 +147,12 @@ pub struct Agent {
     /// Characters of context the requests may use (0: no limit).
     context_chars: usize,
     skills: Vec<(String, String)>,
-    /// The protocol setting, and whether the session has switched to the JSON protocol.
+    /// The tree as far down as fits the outline's budget.
+    outline: outline::Outline,
+    /// How the final answer is written.
+    answer_mode: AgentAnswerMode,
+    /// The protocol setting (each question starts from it; `auto` switches within a question).
     setting: AgentProtocol,
-    json_mode: AtomicBool,
     /// The server refused the JSON protocol's `response_format`.
     schema_refused: AtomicBool,
 }
@@ -160,16 +166,22 @@ impl Agent {
         }
         let chat = Chat::new(llm, "agent")?;
         let tools = Tools::open(out)?;
-        let json_first = agent.protocol == AgentProtocol::Json;
+        let skills = top_skills(&tools);
+        let budget = if protocol::browses(&agent.tools) {
+            agent.outline_chars()
+        } else {
+            0
+        };
         Ok(Agent {
-            skills: top_skills(&tools),
+            outline: outline::Outline::build(&skills, &tools, budget),
+            skills,
+            answer_mode: agent.answer,
             chat,
             tools,
             enabled: agent.tools.clone(),
             max_turns: agent.max_turns.max(1),
             context_chars: agent.context_tokens * 4,
             setting: agent.protocol,
-            json_mode: AtomicBool::new(json_first),
             schema_refused: AtomicBool::new(false),
         })
     }
@@ -180,26 +192,46 @@ impl Agent {
         self
     }
 
-    /// The protocol the next request speaks.
-    fn protocol(&self) -> Protocol {
-        if self.json_mode.load(Ordering::Relaxed) {
-            Protocol::Json
-        } else {
-            Protocol::Tools
+    /// The protocol a question starts with.
+    fn first_protocol(&self) -> Protocol {
+        match self.setting {
+            AgentProtocol::Json => Protocol::Json,
+            AgentProtocol::Tools | AgentProtocol::Auto => Protocol::Tools,
         }
     }
 
-    /// The first user message: the question, and (when the agent browses the tree) the
-    /// skills' names and descriptions.
+    /// The first user message: the question.
     pub fn opening(&self, question: &str) -> String {
-        let mut s = format!("Question: {question}\n");
+        format!("Question: {question}\n")
+    }
+
+    /// The system prompt for a protocol: the instructions, and, when the agent browses the
+    /// tree, its outline (kept in the system prompt, the same for every question, so that a
+    /// server's prompt cache holds it).
+    fn system(&self, protocol: Protocol) -> String {
+        let mut s = protocol::system_prompt(&self.enabled, protocol, self.composes(protocol));
         if protocol::browses(&self.enabled) {
-            s.push_str("\nTop-level skills (folders under skills/):\n");
-            for (name, desc) in &self.skills {
-                s.push_str(&format!("- {name}: {desc}\n"));
-            }
+            s.push_str(&protocol::outline_section(&self.outline));
         }
         s
+    }
+
+    /// The system prompt of the protocol an answer ended in (`tools` or `json`), for a trace.
+    pub fn system_prompt(&self, protocol: &str) -> String {
+        self.system(if protocol == "json" {
+            Protocol::Json
+        } else {
+            Protocol::Tools
+        })
+    }
+
+    /// Whether the final answer is composed from the chosen documents in a prompt of its own.
+    fn composes(&self, protocol: Protocol) -> bool {
+        match self.answer_mode {
+            AgentAnswerMode::Compose => true,
+            AgentAnswerMode::Inline => false,
+            AgentAnswerMode::Auto => protocol == Protocol::Json,
+        }
     }
 
     /// A document's title and source file, by id (for printing sources).

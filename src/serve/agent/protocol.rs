@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::known::Known;
+use super::schema::{OPEN_AT_ONCE, json_tools};
 use crate::config::LlmBackendKind;
 use crate::serve::tools::specs;
 
@@ -68,13 +68,29 @@ pub fn browses(tools: &[String]) -> bool {
     tools.iter().any(|t| t == "ls" || t == "cat")
 }
 
-/// The system prompt for a tool set and protocol.
-pub fn system_prompt(tools: &[String], protocol: Protocol) -> String {
+/// The outline of the tree as the system prompt shows it.
+pub fn outline_section(outline: &super::outline::Outline) -> String {
+    let head = match outline.depth {
+        0 => "Top-level skills (folders under skills/; a skill's SKILL.md lists its groups):",
+        1 => "Outline of the tree (each skill, then its groups):",
+        _ => "Outline of the tree (each skill, then its groups and their documents):",
+    };
+    format!("\n\n{head}\n{}", outline.render().trim_end())
+}
+
+/// The system prompt for a tool set and protocol; `composes`: the answer is written afterwards
+/// from the documents the model cites, so its answer action only names them.
+pub fn system_prompt(tools: &[String], protocol: Protocol, composes: bool) -> String {
     let intro = if browses(tools) {
         section("skills")
     } else {
         section("search")
     };
+    let tools = match protocol {
+        Protocol::Json => json_tools(tools),
+        Protocol::Tools => tools.to_vec(),
+    };
+    let tools = &tools[..];
     let mut s = format!("{intro}\n\nTools:\n");
     for (name, desc, _) in enabled_specs(tools) {
         s.push_str(&format!("- {name}: {desc}\n"));
@@ -84,23 +100,38 @@ pub fn system_prompt(tools: &[String], protocol: Protocol) -> String {
     if protocol == Protocol::Json {
         let mut shapes: Vec<String> = enabled_specs(tools)
             .iter()
-            .map(|(name, _, _)| {
-                format!(
+            .map(|(name, _, _)| match *name {
+                "get_document" => format!(
+                    "{{\"action\": \"get_document\", \"arg\": [\"<{}>\", … up to {OPEN_AT_ONCE}]}}",
+                    arg_hint(name)
+                ),
+                _ => format!(
                     "{{\"action\": \"{name}\", \"arg\": \"<{}>\"}}",
                     arg_hint(name)
-                )
+                ),
             })
             .collect();
-        shapes.push(
-            "{\"action\": \"answer\", \"cite\": [\"<id of a document you opened>\"], \"answer\": \"<your answer, citing [id]>\"}".into(),
-        );
+        shapes.push(if composes {
+            "{\"action\": \"answer\", \"cite\": [\"<title or id of each opened document that answers the question>\"]}".into()
+        } else {
+            "{\"action\": \"answer\", \"cite\": [\"<title or id of a document you opened>\"], \"answer\": \"<your answer, citing [id]>\"}".into()
+        });
+        let compose = if composes {
+            " The answer is then written from the documents you cite."
+        } else {
+            ""
+        };
         s.push_str("\n\n");
-        s.push_str(&section("json").replace("{actions}", &shapes.join("\n")));
+        s.push_str(
+            &section("json")
+                .replace("{actions}", &shapes.join("\n"))
+                .replace("{compose}", compose),
+        );
     }
     s
 }
 
-fn enabled_specs(tools: &[String]) -> Vec<(&'static str, &'static str, Value)> {
+pub(super) fn enabled_specs(tools: &[String]) -> Vec<(&'static str, &'static str, Value)> {
     specs()
         .into_iter()
         .filter(|(n, _, _)| tools.iter().any(|t| t == n))
@@ -113,69 +144,9 @@ fn arg_hint(tool: &str) -> &'static str {
         "cat" => "the path of a file you were shown",
         "grep" => "a word or regular expression",
         "search" => "words to search for",
-        _ => "the id of a document you were shown",
+        _ => "the title (or id) of a document you were shown",
     }
 }
-
-/// The JSON schema of the next action: one object per tool (paths and ids limited to those
-/// the agent was shown and has not read yet), and `answer` only once a document is open,
-/// citing opened ones only.
-pub fn action_schema(
-    tools: &[String],
-    known: &Known,
-    read: &[String],
-    opened: &[String],
-    last: bool,
-) -> Value {
-    let (files, ids) = known.choices(read, opened);
-    let branch = |action: &str, arg: Value| {
-        json!({
-            "type": "object",
-            "properties": {"action": {"type": "string", "enum": [action]}, "arg": arg},
-            "required": ["action", "arg"],
-            "additionalProperties": false,
-        })
-    };
-    let free = json!({"type": "string", "minLength": 1, "maxLength": 200});
-    let mut branches = Vec::new();
-    // On the last turn, an agent that opened a document must answer.
-    let tools: Vec<String> = if last && !opened.is_empty() {
-        Vec::new()
-    } else {
-        tools.to_vec()
-    };
-    for (name, _, _) in enabled_specs(&tools) {
-        let arg = match name {
-            "cat" if files.is_empty() => continue,
-            "cat" => json!({"type": "string", "enum": files}),
-            "get_document" if ids.is_empty() => continue,
-            "get_document" => json!({"type": "string", "enum": ids}),
-            _ => free.clone(),
-        };
-        branches.push(branch(name, arg));
-    }
-    if !opened.is_empty() {
-        // `cite` before `answer`: a reply cut at the output limit still names its sources.
-        branches.push(json!({
-            "type": "object",
-            "properties": {
-                "action": {"type": "string", "enum": ["answer"]},
-                "cite": {"type": "array", "items": {"type": "string", "enum": opened}, "minItems": 1, "maxItems": opened.len().min(MAX_CITES)},
-                "answer": {"type": "string", "minLength": 1, "maxLength": ANSWER_CHARS},
-            },
-            "required": ["action", "cite", "answer"],
-            "additionalProperties": false,
-        }));
-    }
-    json!({"anyOf": branches})
-}
-
-/// Documents an answer cites at most (a small model otherwise repeats ids until its output
-/// limit, and the answer never comes).
-pub const MAX_CITES: usize = 4;
-
-/// Characters of an answer at most (about 150 words, as the prompt asks).
-pub const ANSWER_CHARS: usize = 1200;
 
 /// The argument a tool takes from the action's `arg`.
 pub fn arg_name(tool: &str) -> &'static str {
@@ -187,10 +158,24 @@ pub fn arg_name(tool: &str) -> &'static str {
     }
 }
 
-/// A call as the JSON protocol writes it.
-fn call_as_action(c: &Call) -> String {
-    let arg = c.args[arg_name(&c.name)].as_str().unwrap_or("");
-    json!({"action": c.name, "arg": arg}).to_string()
+/// A reply's calls as the JSON protocol writes them: one action per line, the documents opened
+/// together in one `get_document` action (its `arg` is a list).
+fn calls_as_actions(calls: &[Call]) -> String {
+    let arg = |c: &Call| c.args[arg_name(&c.name)].as_str().unwrap_or("").to_string();
+    let docs: Vec<String> = calls
+        .iter()
+        .filter(|c| c.name == "get_document")
+        .map(arg)
+        .collect();
+    let mut lines: Vec<String> = calls
+        .iter()
+        .filter(|c| c.name != "get_document")
+        .map(|c| json!({"action": c.name, "arg": arg(c)}).to_string())
+        .collect();
+    if !docs.is_empty() {
+        lines.push(json!({"action": "get_document", "arg": docs}).to_string());
+    }
+    lines.join("\n")
 }
 
 /// A document's text as the model reads it: fenced as document content, with the sentences that
@@ -246,8 +231,7 @@ pub fn messages(
                 match (native, protocol) {
                     (Some(m), Protocol::Tools) => out.push(m.clone()),
                     (_, Protocol::Json) if !calls.is_empty() => {
-                        let actions: Vec<String> = calls.iter().map(call_as_action).collect();
-                        out.push(json!({"role": "assistant", "content": actions.join("\n")}));
+                        out.push(json!({"role": "assistant", "content": calls_as_actions(calls)}));
                     }
                     _ => out.push(json!({"role": "assistant", "content": text})),
                 }
@@ -324,45 +308,28 @@ mod tests {
 
     #[test]
     fn prompts_fit_the_tool_set() {
-        let p = system_prompt(&all(), Protocol::Tools);
-        assert!(p.contains("Grounding rule") && p.contains("at least two top-level skills"));
+        let p = system_prompt(&all(), Protocol::Tools, false);
+        assert!(p.contains("Grounding rule") && p.contains("read their INDEX.md"));
         assert!(!p.contains("\"action\""));
+        assert!(p.contains("- ls:"), "native tools keep ls");
         let search = ["search", "get_document"].map(String::from).to_vec();
-        let j = system_prompt(&search, Protocol::Json);
+        let j = system_prompt(&search, Protocol::Json, false);
         assert!(
-            !j.contains("top-level skills") && !j.contains("- cat:"),
+            !j.contains("tree of skills") && !j.contains("- cat:"),
             "{j}"
         );
         assert!(
             j.contains("{\"action\": \"search\", \"arg\": \"<words to search for>\"}"),
             "{j}"
         );
-        let mut known = Known::default();
-        let none = action_schema(&search, &known, &[], &[], false);
-        let actions = |s: &Value| -> Vec<Value> {
-            s["anyOf"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|b| b["properties"]["action"]["enum"][0].clone())
-                .collect()
-        };
-        assert_eq!(
-            actions(&none),
-            vec![json!("search")],
-            "no id seen, nothing opened"
+        // The JSON protocol leaves ls out when cat is there; composing, the answer names documents.
+        let browse = system_prompt(&all(), Protocol::Json, true);
+        assert!(!browse.contains("- ls:") && !browse.contains("\"action\": \"ls\""));
+        assert!(
+            browse.contains("written from the documents you cite"),
+            "{browse}"
         );
-        known.ids.push("d1".into());
-        known.ids.push("d2".into());
-        let some = action_schema(&search, &known, &[], &["d1".to_string()], false);
-        assert_eq!(
-            actions(&some),
-            vec![json!("search"), json!("get_document"), json!("answer")]
-        );
-        assert_eq!(
-            some["anyOf"][2]["properties"]["cite"]["items"]["enum"],
-            json!(["d1"])
-        );
+        assert!(!browse.contains("\"answer\": \"<your answer"), "{browse}");
     }
 
     #[test]

@@ -28,7 +28,7 @@ impl View<'_> {
         let (agent, opening) = (self.agent, self.opening);
         let chat = &agent.chat;
         let kind = chat.kind;
-        let system = protocol::system_prompt(&agent.enabled, protocol);
+        let system = agent.system(protocol);
         let messages = protocol::messages(kind, protocol, opening, events);
         let mut b = chat.base_body();
         match kind {
@@ -52,12 +52,14 @@ impl View<'_> {
                 if kind == LlmBackendKind::Openai && !agent.schema_refused.load(Ordering::Relaxed) {
                     b["response_format"] = crate::llm::schema::response_format(
                         "action",
-                        &protocol::action_schema(
+                        &super::schema::action_schema(
                             &agent.enabled,
+                            &agent.tools,
                             self.known,
                             self.read,
                             self.opened,
                             self.last,
+                            agent.composes(protocol),
                         ),
                     );
                 }

@@ -2,6 +2,8 @@
 //! instead), keep the request within the context budget, and accept an answer only when it
 //! cites documents the agent opened (asking once to open, and once to cite, before giving up).
 
+mod finish;
+
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -9,7 +11,6 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::calls::{self, Intent};
-use super::ground::{self, citations};
 use super::known::Known;
 use super::protocol::{self, Call, CallResult, Event, Protocol};
 use super::request::View;
@@ -25,6 +26,9 @@ const GROUND: &str = "You answered without opening any document. Claims must com
 /// The state of one question.
 pub(super) struct Run<'a> {
     agent: &'a Agent,
+    /// The protocol the next request speaks (`auto` switches to JSON within the question).
+    protocol: Protocol,
+    question: String,
     opening: String,
     events: Vec<Event>,
     out: AgentAnswer,
@@ -51,8 +55,12 @@ enum Next {
 
 impl<'a> Run<'a> {
     pub(super) fn new(agent: &'a Agent, question: &str) -> Run<'a> {
+        let mut known = Known::new(&agent.skills, &agent.tools);
+        known.learn_files(agent.outline.files(), &agent.tools);
         Run {
             agent,
+            protocol: agent.first_protocol(),
+            question: question.to_string(),
             opening: agent.opening(question),
             events: Vec::new(),
             out: AgentAnswer {
@@ -67,7 +75,7 @@ impl<'a> Run<'a> {
             planted_asked: false,
             support_asked: false,
             replayed_s: 0.0,
-            known: Known::new(&agent.skills, &agent.tools),
+            known,
             read: Vec::new(),
         }
     }
@@ -80,7 +88,7 @@ impl<'a> Run<'a> {
                 break;
             }
         }
-        self.out.protocol = match self.agent.protocol() {
+        self.out.protocol = match self.protocol {
             Protocol::Tools => "tools",
             Protocol::Json => "json",
         }
@@ -95,8 +103,13 @@ impl<'a> Run<'a> {
 
     /// One model call and what follows from its reply.
     fn step(&mut self, turn: usize) -> Result<Next, AgentError> {
-        let protocol = self.agent.protocol();
+        let protocol = self.protocol;
         let last = turn == self.agent.max_turns && turn > 1;
+        if last && !self.out.fetched.is_empty() && self.agent.composes(protocol) {
+            // The last call writes the answer from what was opened.
+            self.out.trace.push(entry(turn, "last"));
+            return self.compose(turn, &[]);
+        }
         if last && !self.out.fetched.is_empty() {
             self.events.push(Event::Note(LAST_TURN.into()));
         }
@@ -134,7 +147,7 @@ impl<'a> Run<'a> {
             && self.agent.setting == AgentProtocol::Auto
             && (writes_calls || (turn == 1 && !native))
         {
-            self.agent.json_mode.store(true, Ordering::Relaxed);
+            self.protocol = Protocol::Json;
             self.out.trace.push(entry(turn, "protocol"));
         }
         let message = (native && protocol == Protocol::Tools).then(|| reply.message.clone());
@@ -147,21 +160,21 @@ impl<'a> Run<'a> {
                 });
                 let results = calls.into_iter().map(|c| self.run_call(turn, c)).collect();
                 self.events.push(Event::Results(results));
-                if self.agent.protocol() == Protocol::Json {
+                if self.protocol == Protocol::Json {
                     self.events.push(Event::Note(self.status()));
                 }
                 Ok(Next::Continue)
             }
             Intent::Answer { text, cite } => {
                 self.push_text(&reply.text);
-                Ok(self.answer(turn, text, &cite))
+                self.answer(turn, text, &cite)
             }
             Intent::Text(text) => {
                 self.push_text(&reply.text);
                 if text.is_empty() {
                     return Ok(self.nudge(turn));
                 }
-                Ok(self.answer(turn, text, &[]))
+                self.answer(turn, text, &[])
             }
         }
     }
@@ -175,9 +188,12 @@ impl<'a> Run<'a> {
             .out
             .fetched
             .iter()
-            .map(|id| match self.agent.tools.describe(id) {
-                Some((title, _)) => format!("{id} ({title})"),
-                None => id.clone(),
+            .map(|id| {
+                let handle = self.agent.tools.handle(id);
+                match self.agent.tools.describe(id) {
+                    Some((title, _)) if &handle == id => format!("{id} ({title})"),
+                    _ => handle,
+                }
             })
             .collect();
         format!("Documents you opened: {}. {STATUS_TAIL}", opened.join(", "))
@@ -204,75 +220,6 @@ impl<'a> Run<'a> {
         }
         self.nudged = true;
         self.note(turn, "nudge", NUDGE.into())
-    }
-
-    /// An answer: accepted when it cites opened documents; else one reminder of each kind.
-    fn answer(&mut self, turn: usize, text: String, cite: &[String]) -> Next {
-        let text = without_our_notes(&text);
-        if text.is_empty() {
-            return self.nudge(turn);
-        }
-        let last = turn == self.agent.max_turns;
-        let fetched = self.out.fetched.clone();
-        let c = citations(&text, cite, &fetched, &self.agent.tools);
-        if fetched.is_empty() && !self.grounding_asked && !last {
-            self.grounding_asked = true;
-            return self.note(turn, "grounding", GROUND.into());
-        }
-        if !c.unopened.is_empty() && !self.unopened_asked && !last && !fetched.is_empty() {
-            self.unopened_asked = true;
-            return self.note(
-                turn,
-                "citation",
-                ground::unopened_note(&c.unopened, &fetched),
-            );
-        }
-        if c.opened.is_empty() && !fetched.is_empty() && !self.citation_asked && !last {
-            self.citation_asked = true;
-            return self.note(turn, "citation", ground::uncited_note(&fetched));
-        }
-        if let Some(why) = ground::planted(&text, &fetched, &self.agent.tools) {
-            if !self.planted_asked && !last {
-                self.planted_asked = true;
-                return self.note(turn, "planted", ground::planted_note(&why));
-            }
-            self.out.unverified = text;
-            self.out.stopped = "refused".into();
-            self.out.refused = Some(why);
-            return Next::Stop;
-        }
-        let evidence = if c.opened.is_empty() {
-            ground::supporting(&text, &fetched, &self.agent.tools)
-        } else {
-            Vec::new()
-        };
-        if !c.opened.is_empty()
-            && let Some(share) = ground::unsupported(&text, &c.opened, &self.agent.tools)
-        {
-            if !self.support_asked && !last {
-                self.support_asked = true;
-                return self.note(turn, "support", ground::unsupported_note(share, &c.opened));
-            }
-            self.out.unverified = text;
-            self.out.stopped = "ungrounded".into();
-            return Next::Stop;
-        }
-        if c.opened.is_empty() && evidence.is_empty() {
-            self.out.unverified = text;
-            self.out.stopped = "ungrounded".into();
-        } else if c.opened.is_empty() {
-            // Cited nothing, but an opened document holds what it says: that one is its source.
-            self.out.answer = text;
-            self.out.cited = evidence;
-            self.out.attributed = true;
-            self.out.stopped = "answered".into();
-            self.out.trace.push(entry(turn, "attributed"));
-        } else {
-            self.out.answer = text;
-            self.out.cited = c.opened;
-            self.out.stopped = "answered".into();
-        }
-        Next::Stop
     }
 
     /// Runs one call, unless the same call was made before (then a note says so).
@@ -435,6 +382,26 @@ impl<'a> Run<'a> {
             read: &self.read,
             opened: &self.out.fetched,
         }
+    }
+
+    /// Sends one request of its own (the composed answer); a server that refuses its schema is
+    /// asked again without it.
+    fn send_once(&mut self, body: Value) -> Result<wire::Reply, AgentError> {
+        let chat = &self.agent.chat;
+        let sent = match chat.send(&body) {
+            Err(e) if body.get("response_format").is_some() && crate::llm::schema_refusal(&e) => {
+                self.agent.schema_refused.store(true, Ordering::Relaxed);
+                chat.send(&super::compose::without_schema(body))?
+            }
+            other => other?,
+        };
+        if sent.replayed {
+            self.replayed_s += sent.seconds;
+        }
+        wire::reply(chat.kind, &sent.body).map_err(|message| AgentError::Reply {
+            url: chat.url.clone(),
+            message,
+        })
     }
 
     /// Sends the conversation; a server that refuses the JSON protocol's schema is asked again

@@ -82,7 +82,39 @@ impl Tools {
             .take_while(|k| k.starts_with(c))
             .take(2)
             .collect();
-        (c.len() >= 4 && hits.len() == 1).then(|| hits[0].clone())
+        if c.len() >= 4 && hits.len() == 1 {
+            return Some(hits[0].clone());
+        }
+        self.by_title(c)
+    }
+
+    /// The one document with this title (letter case aside); `None` when none or several
+    /// have it.
+    pub fn by_title(&self, title: &str) -> Option<String> {
+        let titles = self.titles.get_or_init(|| {
+            let mut m: std::collections::HashMap<String, Option<String>> = Default::default();
+            for (id, (t, _)) in &self.docs {
+                let key = t.trim().to_lowercase();
+                if key.is_empty() {
+                    continue;
+                }
+                m.entry(key)
+                    .and_modify(|v| *v = None)
+                    .or_insert_with(|| Some(id.clone()));
+            }
+            m
+        });
+        titles.get(&title.trim().to_lowercase()).cloned().flatten()
+    }
+
+    /// How a model names a document: its title when no other document has it, else its id.
+    pub fn handle(&self, id: &str) -> String {
+        match self.docs.get(id) {
+            Some((title, _)) if self.by_title(title).as_deref() == Some(id) => {
+                title.trim().to_string()
+            }
+            _ => id.to_string(),
+        }
     }
 
     /// Up to 5 ids sharing the longest prefix with `id`.

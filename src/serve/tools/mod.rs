@@ -42,6 +42,8 @@ pub struct Tools {
     files: BTreeMap<String, String>,
     /// BM25 over every document's title and text, built on the first search.
     index: std::sync::OnceLock<crate::retrieval::Bm25>,
+    /// A title (lowercased) → the one document with it (`None`: several have it).
+    titles: std::sync::OnceLock<std::collections::HashMap<String, Option<String>>>,
 }
 
 /// A path the tools accepted: a real file or folder (and how it is shown), or `skills/` when
@@ -71,12 +73,12 @@ pub fn specs() -> Vec<(&'static str, &'static str, Value)> {
         ),
         (
             "search",
-            "Full-text search (BM25) over every document: the 10 best matches as `id — title`. Use it when the skills' summaries do not point to a clear branch, or to check that none was missed.",
+            "Full-text search (BM25) over every document: the 10 best matches as `id — title`. The quickest way to candidate documents; the skill tree shows where they live and what lies beside them.",
             json!({"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}),
         ),
         (
             "get_document",
-            "Fetch a full document by its id (or a unique prefix of it, or its file path). Only fetched documents may support claims in the answer.",
+            "Fetch a full document by its id (or a unique prefix of it, its file path, or its exact title). Only fetched documents may support claims in the answer.",
             json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}),
         ),
     ]
@@ -134,6 +136,7 @@ impl Tools {
             aliases,
             files,
             index: std::sync::OnceLock::new(),
+            titles: std::sync::OnceLock::new(),
         })
     }
 
@@ -422,6 +425,10 @@ impl Tools {
                 .take_while(|(k, _)| k.starts_with(id))
                 .collect();
             (hits.len() == 1 && !id.is_empty()).then(|| hits[0])
+        });
+        let found = found.or_else(|| {
+            let by_title = self.by_title(id)?;
+            self.docs.get_key_value(by_title.as_str())
         });
         let Some((key, (title, text))) = found else {
             return Err(ToolError(format!(
