@@ -10,7 +10,8 @@ n="${1:-10000}"
 runs="${RUNS:-5}"
 work="${BENCH_DIR:-target/bench}"
 mkdir -p "$work"
-# C2S_BIN runs another binary (a build of an older commit, for before/after figures).
+# C2S_BIN runs another binary (a build of an older commit, for before/after figures); C2S_SET
+# adds settings to every build.
 if [ -n "${C2S_BIN:-}" ]; then
   bin="$(realpath "$C2S_BIN")"
 else
@@ -28,6 +29,10 @@ import os, shutil, statistics, subprocess, sys, time, glob
 binary, corpus, out, cache, runs = sys.argv[1:6]
 runs = int(runs)
 common = [corpus, "--out", out, "--set", f"cache.path={os.path.abspath(cache)}", "--quiet"]
+# C2S_SET="key=value ..." adds settings to every build (e.g. tree.structure=cluster, the tree
+# the synthetic corpus's folders gave before the structure was followed).
+for s in os.environ.get("C2S_SET", "").split():
+    common += ["--set", s]
 # A million documents fit no hosted skill platform (the build refuses them for host = "all"):
 # the run builds for plain files, as such a corpus would be.
 if int(os.environ.get("N_DOCS", "0")) >= 1_000_000:

@@ -196,6 +196,30 @@ pub struct TreeConfig {
     pub max_doc_chars: usize,
     /// Seed of every random choice (K-Means seeding).
     pub seed: u64,
+    /// Whether the tree follows the authors' folders and navigation file. Not serialized at its
+    /// default, so the config hash of outputs built before this setting existed stays the same.
+    #[serde(skip_serializing_if = "Structure::is_auto")]
+    pub structure: Structure,
+}
+
+/// Where the tree's shape comes from (`tree.structure`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Structure {
+    /// The authors' structure when the corpus has one (a navigation file, or documents in two
+    /// folders or more), else clustering.
+    #[default]
+    Auto,
+    /// The authors' structure: folders and navigation files.
+    Folders,
+    /// Clustering alone (the paper's method), whatever the folders.
+    Cluster,
+}
+
+impl Structure {
+    fn is_auto(&self) -> bool {
+        *self == Structure::Auto
+    }
 }
 
 /// K-Means settings.
@@ -268,6 +292,7 @@ impl Default for TreeConfig {
             related_skills: 3,
             max_doc_chars: 8000,
             seed: 42,
+            structure: Structure::Auto,
         }
     }
 }

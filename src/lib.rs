@@ -7,7 +7,10 @@
 //!   output writing and the lock (`manifest`).
 //! - the stages, in data-flow order: `ingest` → `stage::card` → `stage::embed` →
 //!   `stage::hierarchy` (per level: `stage::cluster` → `stage::summarize` → `stage::repartition`
-//!   → re-embed) → `stage::enrich` → `stage::render`; `serve` and `eval` read the output.
+//!   → re-embed) → `stage::enrich` → `stage::render`; where the corpus has an authors'
+//!   structure (`structure`: folders, `mkdocs.yml`'s nav, mdBook's `SUMMARY.md`),
+//!   `stage::sections` makes the tree from it instead of the level loop; `serve` and `eval`
+//!   read the output.
 //! - backends behind traits: `llm::Llm` (and `llm::batch`), `embed::Embedder`,
 //!   `kmeans::KmeansBackend`; infrastructure: `db` (memo, executor), `http`, `matrix`, `config`;
 //!   `planted` (sentences planted for AI models), which every layer that shows text consults.
@@ -36,6 +39,7 @@ pub(crate) mod retrieval;
 pub mod rng;
 pub mod serve;
 pub(crate) mod stage;
+pub(crate) mod structure;
 pub(crate) mod text;
 pub mod tree;
 

@@ -357,6 +357,7 @@ fn render_dry_run(r: &BuildReport, e: &Estimate, explain: bool) -> String {
             w.added, w.deleted, w.split, w.merged
         ),
         TreeMode::Full { reason, .. } => format!("clustered from scratch ({reason})"),
+        TreeMode::Structured { from, .. } => format!("made from {from}"),
     };
     s.push_str(&format!(
         "dry run for {}: nothing was written\n  tree: {tree}\n",

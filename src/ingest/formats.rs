@@ -45,7 +45,20 @@ impl Format {
 /// Parses decoded file text into records, warning about what it skips.
 pub fn parse(format: Format, text: &str, file: &str, diags: &mut Diagnostics) -> Vec<RawRecord> {
     match format {
-        Format::Markdown => vec![parse_markdown(text, file, diags)],
+        Format::Markdown => {
+            let (rec, unpublished) = parse_markdown(text, file, diags);
+            match unpublished {
+                Some(why) => {
+                    diags.warn(
+                        file,
+                        Some(1),
+                        format!("{why}: not a page of the site; left out (remove the mark to compile it)"),
+                    );
+                    Vec::new()
+                }
+                None => vec![rec],
+            }
+        }
         Format::Text => vec![RawRecord {
             text: text.to_string(),
             body_line: 1,
@@ -57,19 +70,29 @@ pub fn parse(format: Format, text: &str, file: &str, diags: &mut Diagnostics) ->
     }
 }
 
-/// Splits `---` YAML frontmatter from a Markdown body and reads title, description, tags, id.
-pub fn parse_markdown(text: &str, file: &str, diags: &mut Diagnostics) -> RawRecord {
+/// Splits `---` YAML frontmatter from a Markdown body and reads title, description, tags, id;
+/// the body's dialect (attribute lists, admonitions, tabs, containers) is read as its site shows
+/// it. Also says why the page is not published, when its frontmatter marks it so.
+pub fn parse_markdown(
+    text: &str,
+    file: &str,
+    diags: &mut Diagnostics,
+) -> (RawRecord, Option<&'static str>) {
     let (front, body) = split_frontmatter(text);
     let mut rec = RawRecord {
         // Raw HTML tags are layout, not text (an icon's `<i class="fa …">`): their text stays.
-        text: crate::markdown::without_html_tags(body),
+        text: crate::markdown::without_html_tags(&crate::markdown::dialect::to_commonmark(body)),
         body_line: text[..text.len() - body.len()].matches('\n').count() + 1,
         ..RawRecord::default()
     };
-    let Some(front) = front else { return rec };
+    let Some(front) = front else {
+        return (rec, None);
+    };
+    let mut unpublished = None;
     match serde_yaml_ng::from_str::<serde_yaml_ng::Value>(front) {
         Ok(serde_yaml_ng::Value::Mapping(map)) => {
             let get = |k: &str| map.get(serde_yaml_ng::Value::String(k.into()));
+            unpublished = unpublished_mark(&get);
             rec.title = get("title").and_then(yaml_scalar);
             rec.description = get("description").and_then(yaml_scalar);
             rec.id = get("id").and_then(yaml_scalar);
@@ -96,7 +119,23 @@ pub fn parse_markdown(text: &str, file: &str, diags: &mut Diagnostics) -> RawRec
             );
         }
     }
-    rec
+    (rec, unpublished)
+}
+
+/// Why frontmatter marks a page as not published: `draft: true` (Hugo, Docusaurus, Jekyll),
+/// `search: {exclude: true}` (MkDocs Material).
+fn unpublished_mark<'a>(
+    get: &impl Fn(&str) -> Option<&'a serde_yaml_ng::Value>,
+) -> Option<&'static str> {
+    use serde_yaml_ng::Value;
+    if get("draft").and_then(Value::as_bool) == Some(true) {
+        return Some("a draft (frontmatter `draft: true`)");
+    }
+    let excluded = get("search")
+        .and_then(|s| s.get("exclude"))
+        .and_then(Value::as_bool);
+    (excluded == Some(true))
+        .then_some("left out of the site's search (frontmatter `search: exclude: true`)")
 }
 
 fn split_tags(s: &str) -> Vec<String> {
@@ -286,7 +325,8 @@ mod tests {
             "---\ntitle: Hello\ndescription: World\ntags: [a, b]\n---\n# Body\ntext\n",
             "x.md",
             &mut d,
-        );
+        )
+        .0;
         assert_eq!(r.title.as_deref(), Some("Hello"));
         assert_eq!(r.description.as_deref(), Some("World"));
         assert_eq!(r.tags, vec!["a", "b"]);
@@ -297,9 +337,32 @@ mod tests {
     #[test]
     fn bad_frontmatter_warns_and_keeps_body() {
         let mut d = Diagnostics::default();
-        let r = parse_markdown("---\ntitle: [unclosed\n---\nbody\n", "x.md", &mut d);
+        let r = parse_markdown("---\ntitle: [unclosed\n---\nbody\n", "x.md", &mut d).0;
         assert_eq!(r.text, "body\n");
         assert_eq!(d.warnings.len(), 1);
+    }
+
+    #[test]
+    fn drafts_and_pages_left_out_of_search_are_not_pages() {
+        let mut d = Diagnostics::default();
+        let draft = parse(
+            Format::Markdown,
+            "---\ndraft: true\n---\n# Soon\n",
+            "a.md",
+            &mut d,
+        );
+        let hidden = "---\nsearch:\n  exclude: true\n---\n# Test\n";
+        let hidden = parse(Format::Markdown, hidden, "b.md", &mut d);
+        assert!(draft.is_empty() && hidden.is_empty());
+        assert_eq!(d.warnings.len(), 2);
+        assert!(d.warnings[0].message.contains("draft"), "{:?}", d.warnings);
+        let kept = parse(
+            Format::Markdown,
+            "---\ndraft: false\n---\n# Out\n",
+            "c.md",
+            &mut d,
+        );
+        assert_eq!(kept.len(), 1);
     }
 
     #[test]

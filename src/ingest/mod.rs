@@ -96,6 +96,9 @@ pub struct Corpus {
     pub unsupported: HashMap<String, usize>,
     /// Source files read and parsed (the others came from the parsed-source record).
     pub read: usize,
+    /// Files left out as not pages of the site (navigation files, partials, drafts), as shown,
+    /// with why.
+    pub not_pages: Vec<String>,
 }
 
 /// What to read and what to leave out.
@@ -138,6 +141,7 @@ impl<'a> IngestOptions<'a> {
 pub struct Walk {
     files: Vec<Candidate>,
     warnings: Diagnostics,
+    not_pages: Vec<String>,
 }
 
 /// Walks the corpus paths and stats every file (a corpus path that does not exist is an error).
@@ -145,8 +149,13 @@ pub fn walk(opts: &IngestOptions) -> Result<Walk, BuildError> {
     let include = Globs::new("include", opts.include)?;
     let exclude = Globs::new("exclude", opts.exclude)?;
     let mut warnings = Diagnostics::default();
-    let files = collect_files(opts, &include, &exclude, &mut warnings)?;
-    Ok(Walk { files, warnings })
+    let mut not_pages = Vec::new();
+    let files = collect_files(opts, &include, &exclude, &mut warnings, &mut not_pages)?;
+    Ok(Walk {
+        files,
+        warnings,
+        not_pages,
+    })
 }
 
 /// What a build knows of the sources before it reads them: the examination's walk, the hashes
@@ -189,6 +198,7 @@ pub fn ingest_with(
     };
     diags.warnings.extend(walked.warnings.warnings);
     let files = walked.files;
+    let not_pages = walked.not_pages;
     let supported: Vec<&Candidate> = files.iter().filter(|c| c.format.is_some()).collect();
     let loaded: Vec<(Got, (String, Option<Stat>), Diagnostics)> = supported
         .par_iter()
@@ -301,6 +311,7 @@ pub fn ingest_with(
         }
     }
     corpus.unsupported = files_unsupported(&files);
+    corpus.not_pages = not_pages;
     if corpus.documents.is_empty() {
         return Err(BuildError::EmptyCorpus {
             paths: opts

@@ -66,6 +66,8 @@ pub(super) struct Candidate {
 enum Met {
     File(Candidate),
     Warning(PathBuf, String, String),
+    /// A page that is not a document (a navigation file, a partial), as shown, and why.
+    NotAPage(PathBuf, String, &'static str),
 }
 
 impl Met {
@@ -73,7 +75,7 @@ impl Met {
     fn at(&self) -> &Path {
         match self {
             Met::File(c) => &c.path,
-            Met::Warning(at, ..) => at,
+            Met::Warning(at, ..) | Met::NotAPage(at, ..) => at,
         }
     }
 }
@@ -85,6 +87,7 @@ pub(super) fn collect_files(
     include: &Globs,
     exclude: &Globs,
     diags: &mut Diagnostics,
+    not_pages: &mut Vec<String>,
 ) -> Result<Vec<Candidate>, BuildError> {
     let skip = Skip::new(&opts.skip_dirs);
     let mut out = Vec::new();
@@ -128,6 +131,7 @@ pub(super) fn collect_files(
             match m {
                 Met::File(c) => out.push(c),
                 Met::Warning(_, file, msg) => diags.warn(file, None, msg),
+                Met::NotAPage(_, file, why) => not_pages.push(format!("{file} ({why})")),
             }
         }
         let mut outputs = std::mem::take(&mut *outputs.lock().unwrap_or_else(|p| p.into_inner()));
@@ -230,6 +234,12 @@ fn meet(
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
     let format = Format::from_extension(&ext);
+    let chosen = !include.empty && include.matches(rel);
+    if let Some(why) = not_a_page(path).filter(|_| entry.depth() > 0 && !chosen && format.is_some())
+    {
+        let file = display(path, &opts.display_base);
+        return Some(Met::NotAPage(path.to_path_buf(), file, why));
+    }
     let c = Candidate {
         path: path.to_path_buf(),
         display: display(path, &opts.display_base),
@@ -243,6 +253,19 @@ fn meet(
         ext,
     };
     Some(Met::File(c))
+}
+
+/// Why a file is not a page of the site, though its type is read: mdBook's `SUMMARY.md` (the
+/// navigation itself), and partials, whose names start with `_` (FastAPI's `_llm-test.md`,
+/// Docusaurus' `_category_.json`), except Hugo's `_index.md` (a section's page). An `include`
+/// glob that names the file brings it back.
+fn not_a_page(path: &Path) -> Option<&'static str> {
+    let name = path.file_name()?.to_string_lossy();
+    if crate::structure::nav::is_book_summary(path) {
+        return Some("mdBook's navigation file");
+    }
+    let stem = name.rsplit_once('.').map_or(&*name, |(s, _)| s);
+    (name.starts_with('_') && stem != "_index").then_some("a partial: its name starts with `_`")
 }
 
 /// Describes a walk error (symlink loop, permission denied, broken link) with its path.

@@ -1,6 +1,7 @@
 //! Markdown, and the HTML inside it, as clean text: each link's text once, no raw tags or
 //! reference definitions, entities decoded, and code blocks kept apart as code.
 
+pub mod dialect;
 mod html;
 
 pub use html::without_html_tags;

@@ -71,6 +71,15 @@ pub enum TreeMode {
         kmeans_secs: f64,
         leaf_inertia: f64,
     },
+    /// Made from the authors' structure (`tree.structure`): what it followed, how many groups
+    /// kept their authors' titles and how many were made by clustering, and the seconds it took
+    /// (summaries included).
+    Structured {
+        from: String,
+        titled: usize,
+        made: usize,
+        secs: f64,
+    },
 }
 
 /// The end-of-build figures (`--json` prints this).
@@ -270,6 +279,7 @@ fn build_on(
         progress.warning(&w.to_string());
     }
     report_unsupported(&corpus.unsupported, progress);
+    report_not_pages(&corpus.not_pages, progress);
     let docs = &corpus.documents;
     let bytes = docs.iter().map(|d| d.text.len() as u64).sum();
     crate::format::limits::fits_the_host(docs.len(), bytes, &cfg.output)?;
@@ -478,6 +488,29 @@ fn build_on(
     let plans = std::mem::take(&mut exec.plans);
     crate::pipeline::drop_later((plans, corpus, tree, cards, vectors, kept));
     Ok(report)
+}
+
+/// One line for the files left out as not pages of the site, naming the first few.
+fn report_not_pages(not_pages: &[String], progress: &Progress) {
+    if not_pages.is_empty() {
+        return;
+    }
+    let mut named = not_pages
+        .iter()
+        .take(3)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if not_pages.len() > 3 {
+        named.push_str(&format!(" and {} more", not_pages.len() - 3));
+    }
+    progress.status(
+        "Skipped",
+        &format!(
+            "{} files that are not pages: {named} (an `include` glob that names one brings it back)",
+            not_pages.len()
+        ),
+    );
 }
 
 fn report_unsupported(unsupported: &std::collections::HashMap<String, usize>, progress: &Progress) {

@@ -3,6 +3,7 @@
 
 use super::backends::Backends;
 use super::build::{BuildOptions, TreeMode};
+use crate::config::Structure;
 use crate::db::exec::Executor;
 use crate::error::BuildError;
 use crate::ingest::Document;
@@ -11,7 +12,9 @@ use crate::matrix::Matrix;
 use crate::progress::Progress;
 use crate::stage::hierarchy::{HierarchyInput, build_tree};
 use crate::stage::incremental::{Snapshot, warm_start};
+use crate::stage::sections::{SectionsInput, build_structured};
 use crate::stage::summarize::{Corpus, summarize_nodes};
+use crate::structure::Outline;
 use crate::tree::Tree;
 
 /// Warm start from the previous tree when possible; otherwise the level loop from scratch.
@@ -27,6 +30,16 @@ pub(crate) fn make_tree(
     progress: &Progress,
 ) -> Result<(Tree, TreeMode), BuildError> {
     let cfg = &opts.loaded.config;
+    if let Some(outline) = structured_outline(opts, docs, progress) {
+        return structured(
+            opts,
+            backends,
+            (docs, cards, doc_vectors),
+            &outline,
+            exec,
+            progress,
+        );
+    }
     let reason = match prev.and_then(|s| warm_start(&s, docs, doc_vectors, cfg, backends.kmeans()))
     {
         Ok((mut tree, stats)) => {
@@ -86,6 +99,82 @@ pub(crate) fn make_tree(
             reason,
             kmeans_secs: stats.cluster_secs,
             leaf_inertia: stats.leaf_inertia,
+        },
+    ))
+}
+
+/// The authors' structure to follow, if the build follows one (`tree.structure`): `"folders"`
+/// always, `"auto"` when the corpus has a shape (a navigation file, or two folders or more).
+fn structured_outline(
+    opts: &BuildOptions,
+    docs: &[Document],
+    progress: &Progress,
+) -> Option<Outline> {
+    let loaded = &opts.loaded;
+    let mode = loaded.config.tree.structure;
+    if mode == Structure::Cluster {
+        return None;
+    }
+    let roots: Vec<std::path::PathBuf> = loaded
+        .config
+        .corpus
+        .paths
+        .iter()
+        .map(|p| loaded.resolve(p))
+        .collect();
+    let top = loaded.path.as_ref().and_then(|p| p.parent());
+    let mut diags = crate::diag::Diagnostics::default();
+    let sources: Vec<&str> = docs.iter().map(|d| d.source.as_str()).collect();
+    let outline = crate::structure::outline(&sources, &roots, top, &opts.display_base, &mut diags);
+    for w in &diags.warnings {
+        progress.warning(&w.to_string());
+    }
+    (mode == Structure::Folders || outline.has_shape()).then_some(outline)
+}
+
+/// The tree of the authors' structure, made again at every build: it depends on the paths and
+/// the navigation alone (and K-Means inside sections too large for one group), so a cold build
+/// of nearly the same repo gives nearly the same tree; summaries come from the memo.
+fn structured(
+    opts: &BuildOptions,
+    backends: &Backends,
+    (docs, cards, doc_vectors): (&[Document], &[Card], &Matrix),
+    outline: &Outline,
+    exec: &mut Executor,
+    progress: &Progress,
+) -> Result<(Tree, TreeMode), BuildError> {
+    let clock = std::time::Instant::now();
+    let input = SectionsInput {
+        outline,
+        docs,
+        cards,
+        doc_vectors,
+        config: &opts.loaded.config,
+        llm: backends.llm.as_ref(),
+        kmeans: backends.kmeans(),
+    };
+    let (tree, stats) = build_structured(&input, exec)?;
+    let from = if outline.navs.is_empty() {
+        "the folders".to_string()
+    } else {
+        outline.navs.join(", ")
+    };
+    progress.status(
+        "Structured",
+        &format!(
+            "from {from}: {} skills, {} groups titled by their authors, {} made by clustering",
+            tree.roots.len(),
+            stats.titled,
+            stats.made
+        ),
+    );
+    Ok((
+        tree,
+        TreeMode::Structured {
+            from,
+            titled: stats.titled,
+            made: stats.made,
+            secs: clock.elapsed().as_secs_f64(),
         },
     ))
 }

@@ -1,7 +1,8 @@
 //! The compile stages, in data-flow order: `card`, `chunk` + `embed` (texts: `embed_input`), then per level (`hierarchy`)
 //! `cluster` → `node_input` (each node's summarizer input and key) → `summarize` (summaries,
 //! labels via the LLM, tags) → `label` (slug names) →
-//! `repartition`; `incremental` updates a previous tree in place; `enrich` and `render` finish.
+//! `repartition`; `incremental` updates a previous tree in place; `sections` makes the tree from
+//! the authors' structure instead; `enrich` and `render` finish.
 //! `fallback` is what an LLM stage does with unusable answers.
 
 pub mod card;
@@ -17,4 +18,5 @@ pub mod label;
 pub mod node_input;
 pub mod render;
 pub mod repartition;
+pub mod sections;
 pub mod summarize;

@@ -50,7 +50,9 @@ fn two_titled(out: &Path) -> [(String, String); 2] {
 #[test]
 fn the_agent_starts_from_an_outline_that_fits_its_budget() {
     let tmp = tempfile::tempdir().unwrap();
-    let (out, _) = build_example(tmp.path());
+    // Skills with groups below them: the clustered tree of two levels.
+    let (out, _) =
+        crate::common::build_example_with(tmp.path(), &["tree.structure=cluster", "K=4"]);
     let [(_, title), _] = two_titled(&out);
     let server = Server::start();
     let trace = tmp.path().join("t.json");

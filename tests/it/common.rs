@@ -39,19 +39,26 @@ pub fn ok(cwd: &Path, args: &[&str]) -> String {
 /// Builds the repo's example corpus into `tmp/out` with a cache of its own; returns the output
 /// folder and the `cache.path=...` override to pass to later commands on it.
 pub fn build_example(tmp: &Path) -> (PathBuf, String) {
+    build_example_with(tmp, &[])
+}
+
+/// [`build_example`] with more `--set`s (e.g. the clustered tree of two levels that the example
+/// had before the tree followed its folders: `tree.structure=cluster`, `K=4`).
+pub fn build_example_with(tmp: &Path, sets: &[&str]) -> (PathBuf, String) {
     let out = tmp.join("out");
     let cache = format!("cache.path={}", tmp.join("memo.sqlite").display());
-    ok(
-        &repo(),
-        &[
-            "build",
-            "-q",
-            "--out",
-            out.to_str().unwrap(),
-            "--set",
-            &cache,
-        ],
-    );
+    let mut args = vec![
+        "build",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        &cache,
+    ];
+    for s in sets {
+        args.extend(["--set", s]);
+    }
+    ok(&repo(), &args);
     (out, cache)
 }
 

@@ -40,4 +40,5 @@ mod skill_pack;
 mod skills_server;
 mod state;
 mod statfirst;
+mod structure;
 mod watch;

@@ -34,6 +34,9 @@ pub fn build_small(tmp: &Path) -> PathBuf {
             "tree.p=3",
             "--set",
             "tree.tau=0.2",
+            // Soft assignment (`@see` stubs) is the clustered tree's.
+            "--set",
+            "tree.structure=cluster",
             "--set",
             &cache,
         ],

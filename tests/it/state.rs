@@ -9,13 +9,14 @@ use serde_json::Value;
 use crate::common::{c2s, contents, copy_dir, git, repo, stderr};
 use crate::llm_server::Server;
 
-/// A docs repo at `dir`: the example corpus and a config that builds it with the loopback model.
+/// A docs repo at `dir`: the example corpus and a config that builds it with the loopback model,
+/// clustered (`structure = "cluster"`), so that an edit takes the warm start from the state.
 fn docs_repo(dir: &Path, server: &Server) {
     copy_dir(&repo().join("examples/docs"), &dir.join("docs"));
     std::fs::write(
         dir.join("c2s.toml"),
         format!(
-            "[corpus]\npaths = [\"docs\"]\n[output]\ndir = \"out\"\n[tree]\np = 5\nK = 4\nmin_cluster_size = 3\n\
+            "[corpus]\npaths = [\"docs\"]\n[output]\ndir = \"out\"\n[tree]\np = 5\nK = 4\nmin_cluster_size = 3\nstructure = \"cluster\"\n\
              [llm]\nbackend = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"test-model\"\n\
              [llm.limits]\nbackoff_s = 0.01\nmax_backoff_s = 0.05\n",
             server.url

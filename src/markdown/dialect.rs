@@ -1,0 +1,237 @@
+//! Site generators' Markdown dialects read as their sites show them: attribute lists
+//! (`{ #id }`, `{: .class }`) leave headings, MkDocs/PyMdown admonitions (`!!!`, `???`,
+//! `/// type | Title`), tabs (`=== "Tab"`) and VitePress/Docusaurus containers (`::: tip Title`)
+//! become titled quotes, and a block's indented body loses its indent. Code fences are left
+//! as they are.
+
+/// The text with the dialect's markup reduced to CommonMark.
+pub fn to_commonmark(md: &str) -> String {
+    let mut out = String::with_capacity(md.len());
+    let mut fence: Option<(char, usize)> = None;
+    // The indent of the body of the admonition or tab being read, and its depth.
+    let mut body_indent: Option<usize> = None;
+    for line in md.split_inclusive('\n') {
+        let (text, eol) = match line.strip_suffix('\n') {
+            Some(t) => (t.strip_suffix('\r').unwrap_or(t), "\n"),
+            None => (line, ""),
+        };
+        let trimmed = text.trim_start();
+        let indent = text.len() - trimmed.len();
+        if let Some((c, n)) = fence {
+            out.push_str(text);
+            out.push_str(eol);
+            if trimmed.trim_end().chars().all(|x| x == c) && trimmed.trim_end().len() >= n {
+                fence = None;
+            }
+            continue;
+        }
+        if let Some(f) = fence_open(trimmed) {
+            fence = Some(f);
+        }
+        // An admonition's or tab's body is indented by four: outdented, so that it is read as
+        // text, not as an indented code block.
+        let text = match body_indent {
+            Some(_) if trimmed.is_empty() => text,
+            Some(b) if indent >= b => &text[b.min(text.len())..],
+            Some(_) => {
+                body_indent = None;
+                text
+            }
+            None => text,
+        };
+        let trimmed = text.trim_start();
+        if fence.is_some() {
+            out.push_str(text);
+            out.push_str(eol);
+            continue;
+        }
+        if let Some(title) = admonition(trimmed).or_else(|| tab(trimmed)) {
+            body_indent = Some(4);
+            push_title(&mut out, &title, eol);
+            continue;
+        }
+        if let Some(title) = block_open(trimmed) {
+            push_title(&mut out, &title, eol);
+            continue;
+        }
+        if is_block_close(trimmed) || is_attribute_line(trimmed) {
+            out.push_str(eol);
+            continue;
+        }
+        if is_heading(trimmed) {
+            out.push_str(strip_attributes(text));
+        } else {
+            out.push_str(text);
+        }
+        out.push_str(eol);
+    }
+    out
+}
+
+fn push_title(out: &mut String, title: &str, eol: &str) {
+    if !title.is_empty() {
+        out.push_str("> **");
+        out.push_str(title);
+        out.push_str("**");
+    }
+    out.push_str(eol);
+}
+
+fn fence_open(t: &str) -> Option<(char, usize)> {
+    let c = t.chars().next().filter(|&c| c == '`' || c == '~')?;
+    let n = t.chars().take_while(|&x| x == c).count();
+    (n >= 3).then_some((c, n))
+}
+
+fn is_heading(t: &str) -> bool {
+    let hashes = t.chars().take_while(|&c| c == '#').count();
+    (1..=6).contains(&hashes) && t[hashes..].starts_with([' ', '\t'])
+}
+
+/// A heading without its trailing attribute list: `## Query { #query-parameters }` → `## Query`.
+pub fn strip_attributes(line: &str) -> &str {
+    let t = line.trim_end();
+    if let Some(open) = t.rfind('{')
+        && t.ends_with('}')
+        && is_attribute_list(&t[open..])
+    {
+        return t[..open].trim_end();
+    }
+    line
+}
+
+/// `{ #id }`, `{: .class }`, `{#id .class key=value}`: an attribute list.
+fn is_attribute_list(s: &str) -> bool {
+    let inner = s.trim_start_matches('{').trim_end_matches('}');
+    let inner = inner.trim().trim_start_matches(':').trim();
+    !inner.is_empty()
+        && inner.split_whitespace().all(|w| {
+            w.starts_with('#') && w.len() > 1
+                || w.starts_with('.') && w.len() > 1
+                || w.contains('=') && !w.starts_with('=')
+        })
+}
+
+/// A line that is only an attribute list (`{: .lead }` under a paragraph).
+fn is_attribute_line(t: &str) -> bool {
+    let t = t.trim_end();
+    t.starts_with("{:") && t.ends_with('}') && is_attribute_list(t)
+}
+
+/// `!!! note "Title"`, `??? tip`, `???+ warning "Title"`: the title (or the type, capitalized).
+fn admonition(t: &str) -> Option<String> {
+    let rest = t
+        .strip_prefix("!!!")
+        .or_else(|| t.strip_prefix("???+"))
+        .or_else(|| t.strip_prefix("???"))?;
+    if !rest.starts_with(' ') {
+        return None;
+    }
+    let rest = rest.trim();
+    let (kind, title) = match rest.find('"') {
+        Some(q) => (rest[..q].trim(), Some(rest[q..].trim().trim_matches('"'))),
+        None => (rest, None),
+    };
+    let kind = kind.split_whitespace().next().unwrap_or("note");
+    Some(match title {
+        Some(t) => t.to_string(),
+        None => capitalize(kind),
+    })
+}
+
+/// `=== "Tab title"`: the tab's title.
+fn tab(t: &str) -> Option<String> {
+    let rest = t
+        .strip_prefix("===! ")
+        .or_else(|| t.strip_prefix("===+ "))
+        .or_else(|| t.strip_prefix("=== "))?;
+    let rest = rest.trim();
+    (rest.len() >= 2 && rest.starts_with('"') && rest.ends_with('"'))
+        .then(|| rest.trim_matches('"').to_string())
+}
+
+/// `/// tip | Title`, `/// details | Title`, `::: tip Title`, `:::note[Title]`: the title (or
+/// the type, capitalized). PyMdown's `/// html | div` and `/// attrs` carry no title.
+fn block_open(t: &str) -> Option<String> {
+    let t = t.trim_end();
+    let rest = if let Some(r) = t.strip_prefix("///") {
+        r
+    } else {
+        let colons = t.chars().take_while(|&c| c == ':').count();
+        if colons < 3 {
+            return None;
+        }
+        &t[colons..]
+    };
+    let rest = rest.trim();
+    if rest.is_empty() || !rest.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        return None;
+    }
+    let kind_end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+        .unwrap_or(rest.len());
+    let kind = &rest[..kind_end];
+    let after = rest[kind_end..].trim();
+    // mkdocstrings' `::: package.module.Name`: the API reference of a name.
+    if after.starts_with('.') && !rest.contains(' ') {
+        return Some(rest.to_string());
+    }
+    let title = after
+        .strip_prefix('|')
+        .map(str::trim)
+        .or_else(|| after.strip_prefix('[').and_then(|a| a.strip_suffix(']')))
+        .unwrap_or(after)
+        .trim_matches('"')
+        .trim();
+    if matches!(kind, "html" | "attrs" | "raw" | "v-pre" | "code-group") {
+        return Some(String::new());
+    }
+    Some(if title.is_empty() || title.starts_with('{') {
+        capitalize(kind)
+    } else {
+        title.to_string()
+    })
+}
+
+/// `///` or `:::` alone: a block's end.
+fn is_block_close(t: &str) -> bool {
+    let t = t.trim_end();
+    t == "///" || (t.len() >= 3 && t.chars().all(|c| c == ':'))
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headings_lose_attribute_lists() {
+        assert_eq!(
+            to_commonmark("# FastAPI { #fastapi }\n## Query {: .x #q }\nText {x}\n"),
+            "# FastAPI\n## Query\nText {x}\n"
+        );
+        assert_eq!(to_commonmark("# Sets {1, 2}\n"), "# Sets {1, 2}\n");
+    }
+
+    #[test]
+    fn admonitions_tabs_and_containers_become_titled_quotes() {
+        let md = "!!! note \"Heads up\"\n    Body line.\n\nAfter.\n=== \"pip\"\n\n    pip install x\n::: tip Fast\nInside.\n:::\n/// warning | Careful\nMind it.\n///\n";
+        assert_eq!(
+            to_commonmark(md),
+            "> **Heads up**\nBody line.\n\nAfter.\n> **pip**\n\npip install x\n> **Fast**\nInside.\n\n> **Careful**\nMind it.\n\n"
+        );
+    }
+
+    #[test]
+    fn code_fences_are_left_alone() {
+        let md = "```\n# not { #a }\n!!! note\n:::\n```\n";
+        assert_eq!(to_commonmark(md), md);
+    }
+}

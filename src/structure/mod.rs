@@ -1,0 +1,354 @@
+//! The authors' structure of a corpus: sections from its folders and from its navigation file
+//! (`mkdocs.yml`'s `nav:`, mdBook's `SUMMARY.md`), in their order, with their titles; the tree
+//! step (`stage::sections`) makes the skill tree from it.
+
+pub mod nav;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::diag::Diagnostics;
+use nav::{Nav, NavItem};
+
+/// One section: a folder, a navigation section, or a file of many records.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Section {
+    /// The title the authors gave it (a navigation title); `None` for a folder, whose title
+    /// comes from its index page or its name.
+    pub title: Option<String>,
+    /// The folder or file name, for a title when nothing better is known.
+    pub name: String,
+    /// Where it is, stable across builds: its folder path, or its titles' path in the navigation.
+    pub key: String,
+    /// Its own pages (document indices), in the authors' order; its index page first.
+    pub pages: Vec<usize>,
+    /// The page that introduces it (`index.md`, `README.md`, `_index.md`, a nav section's page).
+    pub index: Option<usize>,
+    pub children: Vec<Section>,
+}
+
+impl Section {
+    /// Documents in it and below it.
+    pub fn total(&self) -> usize {
+        self.pages.len() + self.children.iter().map(Section::total).sum::<usize>()
+    }
+
+    /// Every document in it and below it, in the authors' order.
+    pub fn all_pages(&self) -> Vec<usize> {
+        let mut out = self.pages.clone();
+        for c in &self.children {
+            out.extend(c.all_pages());
+        }
+        out
+    }
+
+    fn child(&mut self, name: &str, key: String) -> &mut Section {
+        let at = match self.children.iter().position(|c| c.key == key) {
+            Some(at) => at,
+            None => {
+                self.children.push(Section {
+                    name: name.to_string(),
+                    key,
+                    ..Section::default()
+                });
+                self.children.len() - 1
+            }
+        };
+        &mut self.children[at]
+    }
+
+    /// Drops sections without documents.
+    pub fn prune(&mut self) {
+        for c in &mut self.children {
+            c.prune();
+        }
+        self.children.retain(|c| c.total() > 0);
+    }
+}
+
+/// The corpus as its authors arranged it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outline {
+    pub root: Section,
+    /// The navigation files followed, as shown to the user.
+    pub navs: Vec<String>,
+}
+
+impl Outline {
+    /// Whether the authors gave the corpus a shape to follow: a navigation file, or documents in
+    /// at least two folders below a corpus root (a flat folder or one JSONL file has none).
+    pub fn has_shape(&self) -> bool {
+        fn folders(s: &Section) -> usize {
+            s.children
+                .iter()
+                .map(|c| usize::from(!c.key.contains(':')) + folders(c))
+                .sum()
+        }
+        !self.navs.is_empty() || folders(&self.root) >= 2
+    }
+}
+
+/// Where a document's file is, relative to the folder it was found under.
+struct Place {
+    root: usize,
+    /// Folder names from the corpus root down.
+    folders: Vec<String>,
+    file: String,
+    /// A file of many records (JSONL): its records form a section of their own.
+    multi: bool,
+    abs: PathBuf,
+}
+
+/// Reads the structure of the documents whose sources (as shown: relative to `display_base`,
+/// with `:line` for records of a many-record file) are `sources`, found under `roots` (the
+/// corpus folders). Navigation
+/// files are looked for at each root and above it, up to `top` (the project root; see
+/// [`nav::find`]). A navigation file that cannot be read is a warning, and the folders are
+/// followed instead.
+pub fn outline(
+    sources: &[&str],
+    roots: &[PathBuf],
+    top: Option<&Path>,
+    display_base: &Path,
+    diags: &mut Diagnostics,
+) -> Outline {
+    let roots: Vec<PathBuf> = roots.iter().map(|r| crate::paths::abs(r)).collect();
+    let places: Vec<Option<Place>> = sources
+        .iter()
+        .map(|s| place(s, &roots, display_base))
+        .collect();
+    let mut root = Section::default();
+    let mut navs = Vec::new();
+    for (r, dir) in roots.iter().enumerate() {
+        let mine: Vec<usize> = (0..sources.len())
+            .filter(|&i| places[i].as_ref().is_some_and(|p| p.root == r))
+            .collect();
+        let top = top.map(crate::paths::abs);
+        let nav = match nav::find(dir, top.as_deref()) {
+            Ok(nav) => nav,
+            Err((file, msg)) => {
+                diags.warn(crate::paths::display(&file, display_base), None, msg);
+                None
+            }
+        };
+        let mut section = match nav {
+            Some(nav) => {
+                navs.push(crate::paths::display(&nav.file, display_base));
+                from_nav(&nav, &mine, &places)
+            }
+            None => from_folders(&mine, &places),
+        };
+        section.name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if roots.len() == 1 {
+            root = section;
+        } else {
+            section.key = format!("{r}:{}", section.name);
+            root.children.push(section);
+        }
+    }
+    // Documents outside every root (a corpus path that is a file).
+    for (i, p) in places.iter().enumerate() {
+        if p.is_none() {
+            root.pages.push(i);
+        }
+    }
+    root.prune();
+    Outline { root, navs }
+}
+
+fn place(source: &str, roots: &[PathBuf], base: &Path) -> Option<Place> {
+    let (path, multi) = match source.rsplit_once(':') {
+        Some((p, line)) if line.bytes().all(|b| b.is_ascii_digit()) && !line.is_empty() => {
+            (p, true)
+        }
+        _ => (source, false),
+    };
+    let p = Path::new(path);
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else if base.join(p).exists() {
+        crate::paths::abs(&base.join(p))
+    } else {
+        crate::paths::abs(p)
+    };
+    let (root, dir) = roots
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| abs.starts_with(r) && abs != **r)
+        .max_by_key(|(_, r)| r.components().count())?;
+    let rel = abs.strip_prefix(dir).ok()?;
+    let mut folders: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let file = folders.pop()?;
+    Some(Place {
+        root,
+        folders,
+        file,
+        multi,
+        abs,
+    })
+}
+
+/// Whether a file name is a folder's index page.
+fn is_index(file: &str) -> bool {
+    let stem = file.rsplit_once('.').map_or(file, |(s, _)| s);
+    ["index", "readme", "_index"].contains(&stem.to_ascii_lowercase().as_str())
+}
+
+/// The folders' sections: one per folder, one per file of many records; pages in path order,
+/// each folder's index page first.
+fn from_folders(docs: &[usize], places: &[Option<Place>]) -> Section {
+    let mut root = Section::default();
+    for &i in docs {
+        let p = places[i].as_ref().expect("placed");
+        let mut s = &mut root;
+        let mut key = String::new();
+        for f in &p.folders {
+            key = if key.is_empty() {
+                f.clone()
+            } else {
+                format!("{key}/{f}")
+            };
+            s = s.child(f, key.clone());
+        }
+        if p.multi {
+            let file_key = format!("{key}:{}", p.file);
+            s = s.child(&p.file, file_key);
+        } else if is_index(&p.file) && s.index.is_none() {
+            s.index = Some(i);
+            s.pages.insert(0, i);
+            continue;
+        }
+        s.pages.push(i);
+    }
+    root
+}
+
+/// The navigation's sections, in its order; documents it does not list join the section that
+/// lists most pages of their folder (or a folder above it), else their folders' sections.
+fn from_nav(nav: &Nav, docs: &[usize], places: &[Option<Place>]) -> Section {
+    let docs_dir = crate::paths::abs(&nav.docs_dir);
+    let mut by_path: HashMap<String, usize> = HashMap::new();
+    for &i in docs {
+        let p = places[i].as_ref().expect("placed");
+        if let Ok(rel) = p.abs.strip_prefix(&docs_dir) {
+            by_path
+                .entry(rel.to_string_lossy().replace('\\', "/"))
+                .or_insert(i);
+        }
+    }
+    let mut placed: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut root = Section::default();
+    fill(
+        &mut root,
+        &nav.items,
+        &by_path,
+        &mut placed,
+        &mut Vec::new(),
+    );
+    // Which section holds most listed pages of each folder.
+    let mut folder_home: HashMap<Vec<String>, HashMap<Vec<usize>, usize>> = HashMap::new();
+    for (&i, at) in &placed {
+        let p = places[i].as_ref().expect("placed");
+        let mut folders = p.folders.clone();
+        loop {
+            *folder_home
+                .entry(folders.clone())
+                .or_default()
+                .entry(at.clone())
+                .or_insert(0) += 1;
+            if folders.pop().is_none() {
+                break;
+            }
+        }
+    }
+    let mut rest = Vec::new();
+    for &i in docs {
+        if placed.contains_key(&i) {
+            continue;
+        }
+        let p = places[i].as_ref().expect("placed");
+        let mut folders = p.folders.clone();
+        let home = loop {
+            if let Some(counts) = folder_home.get(&folders) {
+                let best = counts
+                    .iter()
+                    .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+                    .map(|(at, _)| at.clone());
+                break best;
+            }
+            if folders.pop().is_none() {
+                break None;
+            }
+        };
+        match home {
+            Some(at) if !p.multi => section_at(&mut root, &at).pages.push(i),
+            _ => rest.push(i),
+        }
+    }
+    if !rest.is_empty() {
+        let extra = from_folders(&rest, places);
+        root.pages.extend(extra.pages);
+        root.children.extend(extra.children);
+    }
+    root
+}
+
+fn section_at<'a>(mut s: &'a mut Section, at: &[usize]) -> &'a mut Section {
+    for &c in at {
+        s = &mut s.children[c];
+    }
+    s
+}
+
+/// Fills a section from navigation entries; `placed` records where each document went (the
+/// child positions from the root), `at` is this section's position.
+fn fill(
+    s: &mut Section,
+    items: &[NavItem],
+    by_path: &HashMap<String, usize>,
+    placed: &mut HashMap<usize, Vec<usize>>,
+    at: &mut Vec<usize>,
+) {
+    for item in items {
+        match item {
+            NavItem::Page { path, .. } => {
+                let path = path.split('#').next().unwrap_or(path);
+                let Some(&i) = by_path.get(path) else {
+                    continue;
+                };
+                if placed.contains_key(&i) {
+                    continue;
+                }
+                placed.insert(i, at.clone());
+                let file = path.rsplit('/').next().unwrap_or(path);
+                if s.pages.is_empty() && s.index.is_none() && (is_index(file) || !at.is_empty()) {
+                    s.index = Some(i);
+                }
+                s.pages.push(i);
+            }
+            NavItem::Section { title, items } => {
+                let key = if s.key.is_empty() {
+                    crate::tree::slugify(title)
+                } else {
+                    format!("{}/{}", s.key, crate::tree::slugify(title))
+                };
+                let mut child = Section {
+                    title: Some(title.clone()),
+                    name: title.clone(),
+                    key,
+                    ..Section::default()
+                };
+                at.push(s.children.len());
+                fill(&mut child, items, by_path, placed, at);
+                at.pop();
+                s.children.push(child);
+            }
+        }
+    }
+}

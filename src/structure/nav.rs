@@ -1,0 +1,277 @@
+//! Navigation files as their site generators read them: `mkdocs.yml`'s `nav:` and mdBook's
+//! `SUMMARY.md` (parsed by `mdbook-summary`, mdBook's own parser), found at or above a corpus
+//! folder, up to the project root.
+
+use std::path::{Path, PathBuf};
+
+use serde_yaml_ng::Value;
+
+/// One entry of a navigation file: a page (a path relative to the navigation's docs folder) or
+/// a titled section of entries.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NavItem {
+    Page { title: Option<String>, path: String },
+    Section { title: String, items: Vec<NavItem> },
+}
+
+/// A navigation file and the folder its page paths are relative to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Nav {
+    /// The file it was read from.
+    pub file: PathBuf,
+    /// The folder page paths are relative to (MkDocs' `docs_dir`, mdBook's `src`).
+    pub docs_dir: PathBuf,
+    pub items: Vec<NavItem>,
+}
+
+/// The navigation that covers `root`: the nearest `mkdocs.yml`/`mkdocs.yaml` or `book.toml` at
+/// or above it whose docs folder holds `root` or lies inside it. The search stops at `top` (the
+/// project root: the folder of `c2s.toml`) or, without one, at the repository's root (the first
+/// folder holding `.git`). A file that cannot be read or parsed is a warning (`Err`), and the
+/// folders alone are followed.
+pub fn find(root: &Path, top: Option<&Path>) -> Result<Option<Nav>, (PathBuf, String)> {
+    let mut dir = Some(root);
+    while let Some(d) = dir {
+        for name in ["mkdocs.yml", "mkdocs.yaml"] {
+            let file = d.join(name);
+            if file.is_file() {
+                let nav = read_mkdocs(&file)?;
+                if let Some(nav) = nav.filter(|n| covers(&n.docs_dir, root)) {
+                    return Ok(Some(nav));
+                }
+            }
+        }
+        let book = d.join("book.toml");
+        if book.is_file() {
+            let src = book_src(&book)?;
+            if covers(&src, root) {
+                let summary = src.join("SUMMARY.md");
+                if summary.is_file() {
+                    return read_summary(&summary, src).map(Some);
+                }
+            }
+        }
+        if Some(d) == top || (top.is_none() && d.join(".git").exists()) {
+            break;
+        }
+        dir = d.parent();
+    }
+    Ok(None)
+}
+
+/// Whether a corpus folder and a docs folder overlap (one holds the other).
+fn covers(docs_dir: &Path, root: &Path) -> bool {
+    let (a, b) = (crate::paths::abs(docs_dir), crate::paths::abs(root));
+    b.starts_with(&a) || a.starts_with(&b)
+}
+
+fn has_book_toml_near(dir: &Path) -> bool {
+    dir.join("book.toml").is_file() || dir.parent().is_some_and(|p| p.join("book.toml").is_file())
+}
+
+/// Whether `file` is mdBook's `SUMMARY.md` (the navigation itself, not a page): named so, with a
+/// `book.toml` beside it or in the folder above.
+pub fn is_book_summary(file: &Path) -> bool {
+    file.file_name().is_some_and(|n| n == "SUMMARY.md")
+        && file.parent().is_some_and(has_book_toml_near)
+}
+
+/// The `src` folder of a book (`[book] src`, default `src`).
+fn book_src(book: &Path) -> Result<PathBuf, (PathBuf, String)> {
+    let text = std::fs::read_to_string(book).map_err(|e| (book.to_path_buf(), e.to_string()))?;
+    let value: toml::Value = toml::from_str(&text).map_err(|e| {
+        (
+            book.to_path_buf(),
+            format!(
+                "not valid TOML ({}); its SUMMARY.md is not followed",
+                e.message()
+            ),
+        )
+    })?;
+    let src = value
+        .get("book")
+        .and_then(|b| b.get("src"))
+        .and_then(|s| s.as_str())
+        .unwrap_or("src");
+    Ok(book.parent().unwrap_or(Path::new(".")).join(src))
+}
+
+/// Reads mdBook's `SUMMARY.md`: prefix chapters, part titles (each a section of the chapters that
+/// follow it), nested chapters, suffix chapters. Draft chapters (no file) are left out.
+fn read_summary(file: &Path, docs_dir: PathBuf) -> Result<Nav, (PathBuf, String)> {
+    use mdbook_summary::SummaryItem;
+    let text = std::fs::read_to_string(file).map_err(|e| (file.to_path_buf(), e.to_string()))?;
+    let summary = mdbook_summary::parse_summary(&text).map_err(|e| {
+        (
+            file.to_path_buf(),
+            format!("mdBook cannot parse it ({e:#}); the folders alone are followed"),
+        )
+    })?;
+    fn chapters(items: &[SummaryItem]) -> Vec<NavItem> {
+        let mut out: Vec<NavItem> = Vec::new();
+        let mut part: Option<(String, Vec<NavItem>)> = None;
+        for item in items {
+            let entry = match item {
+                SummaryItem::PartTitle(t) => {
+                    if let Some((title, items)) = part.take() {
+                        out.push(NavItem::Section { title, items });
+                    }
+                    part = Some((t.clone(), Vec::new()));
+                    continue;
+                }
+                SummaryItem::Separator => continue,
+                SummaryItem::Link(link) => {
+                    let nested = chapters(&link.nested_items);
+                    let page = link.location.as_ref().filter(|p| !p.as_os_str().is_empty());
+                    match (page, nested.is_empty()) {
+                        (Some(p), true) => NavItem::Page {
+                            title: Some(link.name.clone()),
+                            path: p.to_string_lossy().replace('\\', "/"),
+                        },
+                        (page, false) => {
+                            let mut items = Vec::with_capacity(nested.len() + 1);
+                            if let Some(p) = page {
+                                items.push(NavItem::Page {
+                                    title: Some(link.name.clone()),
+                                    path: p.to_string_lossy().replace('\\', "/"),
+                                });
+                            }
+                            items.extend(nested);
+                            NavItem::Section {
+                                title: link.name.clone(),
+                                items,
+                            }
+                        }
+                        (None, true) => continue,
+                    }
+                }
+                _ => continue,
+            };
+            match &mut part {
+                Some((_, items)) => items.push(entry),
+                None => out.push(entry),
+            }
+        }
+        if let Some((title, items)) = part {
+            out.push(NavItem::Section { title, items });
+        }
+        out
+    }
+    let mut items = chapters(&summary.prefix_chapters);
+    items.extend(chapters(&summary.numbered_chapters));
+    items.extend(chapters(&summary.suffix_chapters));
+    Ok(Nav {
+        file: file.to_path_buf(),
+        docs_dir,
+        items,
+    })
+}
+
+/// Reads `mkdocs.yml`: its `docs_dir` (default `docs`) and `nav:`. Without a `nav:`, `None`:
+/// MkDocs then lists the folders, as c2s does.
+fn read_mkdocs(file: &Path) -> Result<Option<Nav>, (PathBuf, String)> {
+    let text = std::fs::read_to_string(file).map_err(|e| (file.to_path_buf(), e.to_string()))?;
+    let value: Value = serde_yaml_ng::from_str(&text).map_err(|e| {
+        let at = e
+            .location()
+            .map(|l| format!(" at line {}", l.line()))
+            .unwrap_or_default();
+        (
+            file.to_path_buf(),
+            format!("not valid YAML{at} ({e}); its nav is not followed"),
+        )
+    })?;
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let docs_dir = value
+        .get("docs_dir")
+        .and_then(Value::as_str)
+        .unwrap_or("docs");
+    let Some(Value::Sequence(nav)) = value.get("nav") else {
+        return Ok(None);
+    };
+    Ok(Some(Nav {
+        file: file.to_path_buf(),
+        docs_dir: dir.join(docs_dir),
+        items: mkdocs_items(nav),
+    }))
+}
+
+/// The entries of a `nav:` list: `path`, `Title: path`, `Title: [entries]`; links to other
+/// sites are left out.
+fn mkdocs_items(list: &[Value]) -> Vec<NavItem> {
+    let mut out = Vec::new();
+    for v in list {
+        match untag(v) {
+            Value::String(path) => out.extend(page(None, path)),
+            Value::Mapping(map) => {
+                for (k, v) in map {
+                    let title = match untag(k) {
+                        Value::String(s) => s.clone(),
+                        _ => continue,
+                    };
+                    match untag(v) {
+                        Value::String(path) => out.extend(page(Some(title), path)),
+                        Value::Sequence(items) => out.push(NavItem::Section {
+                            title,
+                            items: mkdocs_items(items),
+                        }),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn untag(v: &Value) -> &Value {
+    match v {
+        Value::Tagged(t) => &t.value,
+        v => v,
+    }
+}
+
+fn page(title: Option<String>, path: &str) -> Option<NavItem> {
+    let external = path.contains("://") || path.starts_with("mailto:");
+    (!external).then(|| NavItem::Page {
+        title,
+        path: path.trim_start_matches("./").to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mkdocs_nav_entries() {
+        let yaml: Value = serde_yaml_ng::from_str(
+            "- index.md\n- Guides:\n    - guides/index.md\n    - Tools: guides/tools.md\n- Site: https://example.com\n",
+        )
+        .unwrap();
+        let items = mkdocs_items(yaml.as_sequence().unwrap());
+        assert_eq!(
+            items,
+            vec![
+                NavItem::Page {
+                    title: None,
+                    path: "index.md".into()
+                },
+                NavItem::Section {
+                    title: "Guides".into(),
+                    items: vec![
+                        NavItem::Page {
+                            title: None,
+                            path: "guides/index.md".into()
+                        },
+                        NavItem::Page {
+                            title: Some("Tools".into()),
+                            path: "guides/tools.md".into()
+                        },
+                    ]
+                },
+            ]
+        );
+    }
+}
