@@ -45,6 +45,21 @@ pub struct Document {
     /// Sentences that address an AI model or ask for a secret, flagged at ingest.
     #[serde(skip)]
     pub flags: Vec<crate::planted::Flag>,
+    /// Where its file was found (None for a document the serving side read back).
+    #[serde(skip)]
+    pub origin: Option<Origin>,
+}
+
+/// Where a document's file was found: the walk's own account, which the tree step follows when
+/// it reads the authors' structure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    /// Its corpus folder, as an index into the corpus paths.
+    pub root: usize,
+    /// Its path below that folder, with `/` separators.
+    pub rel: String,
+    /// A file of many records (JSONL): its records form a section of their own.
+    pub multi: bool,
 }
 
 impl Document {
@@ -73,6 +88,7 @@ impl Document {
             content_hash: String::new(),
             navigation: None,
             flags: Vec::new(),
+            origin: None,
         }
     }
 }
@@ -297,6 +313,7 @@ pub fn ingest_with(
             let loc = Location {
                 file: &c.display,
                 rel: &c.rel,
+                root: c.root,
                 multi,
             };
             add_document(

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::ids::{self, path_id, sanitize_id};
-use super::{Document, IngestOptions, RawRecord};
+use super::{Document, IngestOptions, Origin, RawRecord};
 use crate::diag::Diagnostics;
 use crate::planted;
 
@@ -13,6 +13,7 @@ use crate::planted;
 pub(super) struct Location<'a> {
     pub(super) file: &'a str,
     pub(super) rel: &'a str,
+    pub(super) root: usize,
     pub(super) multi: bool,
 }
 
@@ -162,6 +163,11 @@ pub(super) fn add_document(
         content_hash,
         navigation,
         flags,
+        origin: Some(Origin {
+            root: loc.root,
+            rel: loc.rel.to_string(),
+            multi: loc.multi,
+        }),
     });
 }
 

@@ -54,6 +54,8 @@ pub(super) struct Candidate {
     pub display: String,
     /// Path relative to its corpus root: the basis of path-hash ids, independent of the working dir.
     pub rel: String,
+    /// Its corpus root, as an index into the corpus paths.
+    pub root: usize,
     pub ext: String,
     pub format: Option<Format>,
     /// Its stat (following links), or why there is none; None for a file of a type c2s does
@@ -91,7 +93,7 @@ pub(super) fn collect_files(
 ) -> Result<Vec<Candidate>, BuildError> {
     let skip = Skip::new(&opts.skip_dirs);
     let mut out = Vec::new();
-    for root in &opts.paths {
+    for (r, root) in opts.paths.iter().enumerate() {
         if !root.exists() && root.symlink_metadata().is_err() {
             return Err(BuildError::MissingSource { path: root.clone() });
         }
@@ -119,7 +121,7 @@ pub(super) fn collect_files(
         });
         let met = std::sync::Mutex::new(Vec::<Met>::new());
         let visit = |entry: Result<ignore::DirEntry, ignore::Error>| {
-            if let Some(m) = meet(entry, root, opts, include, exclude) {
+            if let Some(m) = meet(entry, (r, root), opts, include, exclude) {
                 met.lock().unwrap_or_else(|p| p.into_inner()).push(m);
             }
             ignore::WalkState::Continue
@@ -192,7 +194,7 @@ impl Skip {
 /// What one walk entry is.
 fn meet(
     entry: Result<ignore::DirEntry, ignore::Error>,
-    root: &Path,
+    (root_index, root): (usize, &Path),
     opts: &IngestOptions,
     include: &Globs,
     exclude: &Globs,
@@ -234,8 +236,12 @@ fn meet(
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
     let format = Format::from_extension(&ext);
-    let chosen = !include.empty && include.matches(rel);
-    if let Some(why) = not_a_page(path).filter(|_| entry.depth() > 0 && !chosen && format.is_some())
+    // Below a corpus path, a file that got here matched the `include` globs when there are any:
+    // one they name is read whatever its name.
+    if entry.depth() > 0
+        && include.empty
+        && format.is_some()
+        && let Some(why) = not_a_page(path)
     {
         let file = display(path, &opts.display_base);
         return Some(Met::NotAPage(path.to_path_buf(), file, why));
@@ -244,6 +250,7 @@ fn meet(
         path: path.to_path_buf(),
         display: display(path, &opts.display_base),
         rel: rel.to_string_lossy().replace('\\', "/"),
+        root: root_index,
         stat: format.map(|_| {
             std::fs::metadata(path)
                 .map(|m| Stat::of(&m))

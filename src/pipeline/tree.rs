@@ -6,15 +6,15 @@ use super::build::{BuildOptions, TreeMode};
 use crate::config::Structure;
 use crate::db::exec::Executor;
 use crate::error::BuildError;
-use crate::ingest::Document;
+use crate::ingest::{Document, IngestOptions};
 use crate::llm::Card;
 use crate::matrix::Matrix;
 use crate::progress::Progress;
 use crate::stage::hierarchy::{HierarchyInput, build_tree};
 use crate::stage::incremental::{Snapshot, warm_start};
-use crate::stage::sections::{SectionsInput, build_structured};
+use crate::stage::sections::build_structured;
 use crate::stage::summarize::{Corpus, summarize_nodes};
-use crate::structure::Outline;
+use crate::structure::{Outline, Page};
 use crate::tree::Tree;
 
 /// Warm start from the previous tree when possible; otherwise the level loop from scratch.
@@ -30,15 +30,17 @@ pub(crate) fn make_tree(
     progress: &Progress,
 ) -> Result<(Tree, TreeMode), BuildError> {
     let cfg = &opts.loaded.config;
+    let input = HierarchyInput {
+        docs,
+        cards,
+        doc_vectors,
+        config: cfg,
+        llm: backends.llm.as_ref(),
+        embedder: backends.embedder.as_ref(),
+        kmeans: backends.kmeans(),
+    };
     if let Some(outline) = structured_outline(opts, docs, progress) {
-        return structured(
-            opts,
-            backends,
-            (docs, cards, doc_vectors),
-            &outline,
-            exec,
-            progress,
-        );
+        return structured(&input, &outline, exec, progress);
     }
     let reason = match prev.and_then(|s| warm_start(&s, docs, doc_vectors, cfg, backends.kmeans()))
     {
@@ -73,15 +75,6 @@ pub(crate) fn make_tree(
         Err(reason) => reason,
     };
     progress.status("Clustering", &format!("from scratch ({reason})"));
-    let input = HierarchyInput {
-        docs,
-        cards,
-        doc_vectors,
-        config: cfg,
-        llm: backends.llm.as_ref(),
-        embedder: backends.embedder.as_ref(),
-        kmeans: backends.kmeans(),
-    };
     let (tree, stats) = build_tree(&input, exec, |level, n| {
         progress.status("Clustered", &format!("level {level}: {n} groups"));
     })?;
@@ -115,17 +108,21 @@ fn structured_outline(
     if mode == Structure::Cluster {
         return None;
     }
-    let roots: Vec<std::path::PathBuf> = loaded
-        .config
-        .corpus
-        .paths
-        .iter()
-        .map(|p| loaded.resolve(p))
-        .collect();
+    // The corpus folders as the walk numbered them (`Document::origin`'s roots).
+    let roots = IngestOptions::from_config(loaded, &opts.out_dir, &opts.display_base).paths;
     let top = loaded.path.as_ref().and_then(|p| p.parent());
     let mut diags = crate::diag::Diagnostics::default();
-    let sources: Vec<&str> = docs.iter().map(|d| d.source.as_str()).collect();
-    let outline = crate::structure::outline(&sources, &roots, top, &opts.display_base, &mut diags);
+    let pages: Vec<Option<Page>> = docs
+        .iter()
+        .map(|d| {
+            d.origin.as_ref().map(|f| Page {
+                root: f.root,
+                rel: &f.rel,
+                multi: f.multi,
+            })
+        })
+        .collect();
+    let outline = crate::structure::outline(&pages, &roots, top, &opts.display_base, &mut diags);
     for w in &diags.warnings {
         progress.warning(&w.to_string());
     }
@@ -136,24 +133,13 @@ fn structured_outline(
 /// the navigation alone (and K-Means inside sections too large for one group), so a cold build
 /// of nearly the same repo gives nearly the same tree; summaries come from the memo.
 fn structured(
-    opts: &BuildOptions,
-    backends: &Backends,
-    (docs, cards, doc_vectors): (&[Document], &[Card], &Matrix),
+    input: &HierarchyInput,
     outline: &Outline,
     exec: &mut Executor,
     progress: &Progress,
 ) -> Result<(Tree, TreeMode), BuildError> {
     let clock = std::time::Instant::now();
-    let input = SectionsInput {
-        outline,
-        docs,
-        cards,
-        doc_vectors,
-        config: &opts.loaded.config,
-        llm: backends.llm.as_ref(),
-        kmeans: backends.kmeans(),
-    };
-    let (tree, stats) = build_structured(&input, exec)?;
+    let (tree, stats) = build_structured(input, outline, exec)?;
     let from = if outline.navs.is_empty() {
         "the folders".to_string()
     } else {

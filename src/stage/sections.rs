@@ -6,12 +6,12 @@
 use crate::config::Config;
 use crate::db::exec::Executor;
 use crate::error::BuildError;
-use crate::ingest::Document;
 use crate::kmeans::{KmeansBackend, KmeansParams};
-use crate::llm::{Card, Llm};
+use crate::llm::Card;
 use crate::matrix::Matrix;
 use crate::matrix::simd::dot;
 use crate::stage::cluster::{LevelParams, cluster_level};
+use crate::stage::hierarchy::HierarchyInput;
 use crate::stage::summarize::{Corpus, clean_label, summarize_nodes};
 use crate::structure::{Outline, Section};
 use crate::tree::{Node, Tree, slugify};
@@ -218,36 +218,67 @@ fn cluster_pages(pages: &[usize], cx: &Shaping) -> Vec<Shape> {
         .collect()
 }
 
+/// Sibling shapes with their documents' centroids, kept as they merge (one centroid made again
+/// per merge, not every sibling's per step).
+struct Siblings<'k> {
+    kids: &'k mut Vec<Shape>,
+    centroids: Vec<Vec<f32>>,
+}
+
+impl<'k> Siblings<'k> {
+    fn new(kids: &'k mut Vec<Shape>, cx: &Shaping) -> Self {
+        let centroids = kids.iter().map(|k| cx.centroid(k)).collect();
+        Siblings { kids, centroids }
+    }
+
+    /// The sibling other than `of` that `ok` accepts whose documents are nearest those of `of`
+    /// (ties: the first).
+    fn nearest(&self, of: usize, ok: impl Fn(&Shape) -> bool) -> Option<usize> {
+        let c = &self.centroids[of];
+        (0..self.kids.len())
+            .filter(|&j| j != of && ok(&self.kids[j]))
+            .map(|j| (j, dot(c, &self.centroids[j])))
+            .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
+            .map(|(j, _)| j)
+    }
+
+    /// Removes `from` and lets `join` put it into `into`.
+    fn merge(
+        &mut self,
+        from: usize,
+        into: usize,
+        cx: &Shaping,
+        join: impl FnOnce(&mut Shape, Shape),
+    ) {
+        let gone = self.kids.remove(from);
+        self.centroids.remove(from);
+        let into = if into > from { into - 1 } else { into };
+        join(&mut self.kids[into], gone);
+        self.centroids[into] = cx.centroid(&self.kids[into]);
+    }
+}
+
+fn is_leaf(s: &Shape) -> bool {
+    matches!(s, Shape::Leaf { .. })
+}
+
 /// Groups smaller than `min_cluster_size` join their most similar sibling group (or, without
 /// one, their most similar sibling).
 fn merge_small(kids: &mut Vec<Shape>, cx: &Shaping) {
     let min = cx.config.tree.min_cluster_size.max(1);
-    loop {
-        if kids.len() < 2 {
-            return;
-        }
-        let Some(small) = (0..kids.len())
-            .filter(|&i| matches!(kids[i], Shape::Leaf { .. }) && kids[i].size() < min)
-            .min_by_key(|&i| (kids[i].size(), i))
+    let mut sib = Siblings::new(kids, cx);
+    while sib.kids.len() >= 2 {
+        let Some(small) = (0..sib.kids.len())
+            .filter(|&i| is_leaf(&sib.kids[i]) && sib.kids[i].size() < min)
+            .min_by_key(|&i| (sib.kids[i].size(), i))
         else {
             return;
         };
-        let c = cx.centroid(&kids[small]);
-        let leaves =
-            (0..kids.len()).filter(|&j| j != small && matches!(kids[j], Shape::Leaf { .. }));
-        let target = nearest(leaves.collect(), &c, kids, cx)
-            .or_else(|| {
-                nearest(
-                    (0..kids.len()).filter(|&j| j != small).collect(),
-                    &c,
-                    kids,
-                    cx,
-                )
-            })
+        let target = sib
+            .nearest(small, is_leaf)
+            .or_else(|| sib.nearest(small, |_| true))
             .expect("a sibling");
-        let gone = kids.remove(small);
-        let target = if target > small { target - 1 } else { target };
-        match (&mut kids[target], gone) {
+        sib.merge(small, target, cx, |into, gone| match (into, gone) {
             (
                 Shape::Leaf { docs, stubs, .. },
                 Shape::Leaf {
@@ -259,38 +290,23 @@ fn merge_small(kids: &mut Vec<Shape>, cx: &Shaping) {
                 stubs.retain(|x| !docs.contains(x));
             }
             (Shape::Inner { children, .. }, gone) => children.push(gone),
-            (_, gone) => kids.insert(target, gone),
-        }
+            (Shape::Leaf { .. }, Shape::Inner { .. }) => {
+                unreachable!("only groups of documents are small")
+            }
+        });
     }
-}
-
-/// The sibling among `among` whose documents are nearest `c` (ties: the first).
-fn nearest(among: Vec<usize>, c: &[f32], kids: &[Shape], cx: &Shaping) -> Option<usize> {
-    among
-        .into_iter()
-        .map(|j| (j, dot(c, &cx.centroid(&kids[j]))))
-        .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
-        .map(|(j, _)| j)
 }
 
 /// At most `max` siblings: the smallest joins its most similar sibling under a new untitled
 /// group (or in one made so before), until they fit.
 fn cap(kids: &mut Vec<Shape>, max: usize, cx: &Shaping) {
-    while kids.len() > max.max(1) {
-        let small = (0..kids.len())
-            .min_by_key(|&i| (kids[i].size(), i))
+    let mut sib = Siblings::new(kids, cx);
+    while sib.kids.len() > max.max(1) {
+        let small = (0..sib.kids.len())
+            .min_by_key(|&i| (sib.kids[i].size(), i))
             .expect("siblings");
-        let c = cx.centroid(&kids[small]);
-        let target = nearest(
-            (0..kids.len()).filter(|&j| j != small).collect(),
-            &c,
-            kids,
-            cx,
-        )
-        .expect("a sibling");
-        let gone = kids.remove(small);
-        let target = if target > small { target - 1 } else { target };
-        match &mut kids[target] {
+        let target = sib.nearest(small, |_| true).expect("a sibling");
+        sib.merge(small, target, cx, |into, gone| match into {
             Shape::Inner {
                 title: None,
                 children,
@@ -298,10 +314,9 @@ fn cap(kids: &mut Vec<Shape>, max: usize, cx: &Shaping) {
             other => {
                 let first = std::mem::replace(
                     other,
-                    Shape::Leaf {
+                    Shape::Inner {
                         title: None,
-                        docs: Vec::new(),
-                        stubs: Vec::new(),
+                        children: Vec::new(),
                     },
                 );
                 *other = Shape::Inner {
@@ -309,7 +324,7 @@ fn cap(kids: &mut Vec<Shape>, max: usize, cx: &Shaping) {
                     children: vec![first, gone],
                 };
             }
-        }
+        });
     }
 }
 
@@ -322,20 +337,10 @@ pub struct SectionStats {
     pub made: usize,
 }
 
-/// Everything the structured tree step reads.
-pub struct SectionsInput<'a> {
-    pub outline: &'a Outline,
-    pub docs: &'a [Document],
-    pub cards: &'a [Card],
-    pub doc_vectors: &'a Matrix,
-    pub config: &'a Config,
-    pub llm: &'a dyn Llm,
-    pub kmeans: &'a dyn KmeansBackend,
-}
-
 /// The tree of an outline, summarized level by level through the memo.
 pub fn build_structured(
-    input: &SectionsInput,
+    input: &HierarchyInput,
+    outline: &Outline,
     exec: &mut Executor,
 ) -> Result<(Tree, SectionStats), BuildError> {
     let cx = Shaping {
@@ -344,7 +349,7 @@ pub fn build_structured(
         config: input.config,
         kmeans: input.kmeans,
     };
-    let top = shape_outline(input.outline, &cx);
+    let top = shape_outline(outline, &cx);
     let mut tree = Tree::default();
     let mut titles: Vec<Option<String>> = Vec::new();
     let roots: Vec<usize> = top

@@ -88,6 +88,15 @@ impl Outline {
     }
 }
 
+/// A document as the walk found it: its corpus folder (an index into the corpus paths), its path
+/// below it (`/`-separated), and whether its file holds many records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page<'a> {
+    pub root: usize,
+    pub rel: &'a str,
+    pub multi: bool,
+}
+
 /// Where a document's file is, relative to the folder it was found under.
 struct Place {
     root: usize,
@@ -99,31 +108,33 @@ struct Place {
     abs: PathBuf,
 }
 
-/// Reads the structure of the documents whose sources (as shown: relative to `display_base`,
-/// with `:line` for records of a many-record file) are `sources`, found under `roots` (the
-/// corpus folders). Navigation
+/// Reads the structure of the documents found under `roots` (the corpus folders) at `pages`
+/// (`None` for a document that no walk found). Navigation files are shown relative to
+/// `display_base`. Navigation
 /// files are looked for at each root and above it, up to `top` (the project root; see
 /// [`nav::find`]). A navigation file that cannot be read is a warning, and the folders are
 /// followed instead.
 pub fn outline(
-    sources: &[&str],
+    pages: &[Option<Page>],
     roots: &[PathBuf],
     top: Option<&Path>,
     display_base: &Path,
     diags: &mut Diagnostics,
 ) -> Outline {
     let roots: Vec<PathBuf> = roots.iter().map(|r| crate::paths::abs(r)).collect();
-    let places: Vec<Option<Place>> = sources
+    // A corpus path may be a file: its documents are the root's own pages.
+    let file_roots: Vec<bool> = roots.iter().map(|r| r.is_file()).collect();
+    let places: Vec<Option<Place>> = pages
         .iter()
-        .map(|s| place(s, &roots, display_base))
+        .map(|p| p.as_ref().and_then(|p| place(p, &roots, &file_roots)))
         .collect();
+    let top = top.map(crate::paths::abs);
     let mut root = Section::default();
     let mut navs = Vec::new();
     for (r, dir) in roots.iter().enumerate() {
-        let mine: Vec<usize> = (0..sources.len())
+        let mine: Vec<usize> = (0..pages.len())
             .filter(|&i| places[i].as_ref().is_some_and(|p| p.root == r))
             .collect();
-        let top = top.map(crate::paths::abs);
         let nav = match nav::find(dir, top.as_deref()) {
             Ok(nav) => nav,
             Err((file, msg)) => {
@@ -159,38 +170,16 @@ pub fn outline(
     Outline { root, navs }
 }
 
-fn place(source: &str, roots: &[PathBuf], base: &Path) -> Option<Place> {
-    let (path, multi) = match source.rsplit_once(':') {
-        Some((p, line)) if line.bytes().all(|b| b.is_ascii_digit()) && !line.is_empty() => {
-            (p, true)
-        }
-        _ => (source, false),
-    };
-    let p = Path::new(path);
-    let abs = if p.is_absolute() {
-        p.to_path_buf()
-    } else if base.join(p).exists() {
-        crate::paths::abs(&base.join(p))
-    } else {
-        crate::paths::abs(p)
-    };
-    let (root, dir) = roots
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| abs.starts_with(r) && abs != **r)
-        .max_by_key(|(_, r)| r.components().count())?;
-    let rel = abs.strip_prefix(dir).ok()?;
-    let mut folders: Vec<String> = rel
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
+fn place(page: &Page, roots: &[PathBuf], file_roots: &[bool]) -> Option<Place> {
+    let dir = roots.get(page.root).filter(|_| !file_roots[page.root])?;
+    let mut folders: Vec<String> = page.rel.split('/').map(str::to_string).collect();
     let file = folders.pop()?;
     Some(Place {
-        root,
+        root: page.root,
         folders,
         file,
-        multi,
-        abs,
+        multi: page.multi,
+        abs: dir.join(page.rel),
     })
 }
 

@@ -45,21 +45,25 @@ pub fn build_example(tmp: &Path) -> (PathBuf, String) {
 /// [`build_example`] with more `--set`s (e.g. the clustered tree of two levels that the example
 /// had before the tree followed its folders: `tree.structure=cluster`, `K=4`).
 pub fn build_example_with(tmp: &Path, sets: &[&str]) -> (PathBuf, String) {
+    let (out, _) = build_in(tmp, &["-q"], sets);
+    let cache = format!("cache.path={}", tmp.join("memo.sqlite").display());
+    (out, cache)
+}
+
+/// `c2s build ARGS --out tmp/out` from the repo's root, with a memo of its own in `tmp` and
+/// more `--set`s; it must succeed. Returns the output folder and stderr.
+pub fn build_in(tmp: &Path, args: &[&str], sets: &[&str]) -> (PathBuf, String) {
     let out = tmp.join("out");
     let cache = format!("cache.path={}", tmp.join("memo.sqlite").display());
-    let mut args = vec![
-        "build",
-        "-q",
-        "--out",
-        out.to_str().unwrap(),
-        "--set",
-        &cache,
-    ];
+    let mut all = vec!["build"];
+    all.extend_from_slice(args);
+    all.extend(["--out", out.to_str().unwrap(), "--set", &cache]);
     for s in sets {
-        args.extend(["--set", s]);
+        all.extend(["--set", s]);
     }
-    ok(&repo(), &args);
-    (out, cache)
+    let o = c2s(&repo(), &all);
+    assert!(o.status.success(), "c2s {all:?} failed: {}", stderr(&o));
+    (out, stderr(&o))
 }
 
 /// The first fenced block of `lang` in README.md after the text `after`.

@@ -23,22 +23,7 @@ fn docs_repo(name: &str) -> Option<PathBuf> {
 
 /// Builds `src` into `tmp/out` with extra `--set`s; returns the output and stderr.
 fn build(tmp: &Path, src: &Path, sets: &[&str]) -> (PathBuf, String) {
-    let out = tmp.join("out");
-    let cache = format!("cache.path={}", tmp.join("memo.sqlite").display());
-    let mut args = vec![
-        "build",
-        src.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--set",
-        &cache,
-    ];
-    for s in sets {
-        args.extend(["--set", s]);
-    }
-    let o = c2s(&repo(), &args);
-    assert!(o.status.success(), "build failed: {}", stderr(&o));
-    (out, stderr(&o))
+    crate::common::build_in(tmp, &[src.to_str().unwrap()], sets)
 }
 
 /// Source path → the top-level skill folder that holds the document.

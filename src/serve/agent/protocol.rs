@@ -297,10 +297,11 @@ pub fn tool_specs(kind: LlmBackendKind, tools: &[String]) -> Vec<Value> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn all() -> Vec<String> {
+    /// Every tool the agent may be given.
+    pub(in crate::serve::agent) fn all() -> Vec<String> {
         ["ls", "cat", "grep", "search", "get_document"]
             .map(String::from)
             .to_vec()

@@ -103,12 +103,7 @@ pub const OPEN_AT_ONCE: usize = 3;
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn all() -> Vec<String> {
-        ["ls", "cat", "grep", "search", "get_document"]
-            .map(String::from)
-            .to_vec()
-    }
+    use crate::serve::agent::protocol::tests::all;
 
     /// Tools over two documents, `d1` "Alpha" and `d2` "Beta", and a third titled "Alpha" too.
     fn tools(dir: &std::path::Path) -> crate::serve::tools::Tools {
