@@ -38,15 +38,18 @@ LEFTOVER = re.compile(
     r"|<font\b|\bhl\[",
     re.M,
 )
-INCLUDE = re.compile(r"\{\*\s*[^*]+\*\}|--8<--|(?<!\\)\{\{#(?:rustdoc_)?include")
+# mdBook's own pattern: a helper names a file (`{{#include}}` alone is text).
+INCLUDE = re.compile(r"\{\*\s*[^*]+\*\}|--8<--|(?<!\\)\{\{#(?:rustdoc_)?include\s+[^}]+\}\}")
+ESCAPED = re.compile(r"\\\{\{#(?:rustdoc_)?include\s+[^}]+\}\}")
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 
 
-def build(binary, src, out, cache, sets):
-    cmd = [binary, "build", src, "--out", out, "--set", f"cache.path={cache}", "--quiet"]
+def build(binary, repo, docs, out, cache, sets):
+    # Run in the repository, as its authors would: includes read inside it (the project root).
+    cmd = [binary, "build", docs, "--out", out, "--set", f"cache.path={cache}", "--quiet"]
     for s in sets:
         cmd += ["--set", s]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(cmd, check=True, cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def skill_of(out):
@@ -96,9 +99,19 @@ def leftovers(out):
     return sum(len(LEFTOVER.findall(open(f, encoding="utf-8").read())) for f in nav_files(out))
 
 
-def unresolved(out):
+def unresolved(out, docs_dir):
+    """Include markers in the documents' text, less those the source escapes (mdBook shows
+    `\\{{#include …}}` as the text `{{#include …}}`)."""
     docs = json.load(open(os.path.join(out, "documents.json"), encoding="utf-8"))
-    return sum(len(INCLUDE.findall(d.get("text", ""))) for d in docs.values())
+    n = 0
+    for d in docs.values():
+        found = len(INCLUDE.findall(d.get("text", "")))
+        try:
+            src = open(os.path.join(docs_dir, d["source"]), encoding="utf-8").read()
+        except OSError:
+            src = ""
+        n += max(0, found - len(ESCAPED.findall(src)))
+    return n
 
 
 def broken_links(out):
@@ -142,7 +155,7 @@ def report(binary, spec, sets, runs, tmp):
     repo, docs = spec.split(":")
     name = os.path.basename(os.path.normpath(repo))
     out = os.path.join(tmp, f"{name}-out")
-    build(binary, os.path.join(repo, docs), out, os.path.join(tmp, f"{name}.sqlite"), sets)
+    build(binary, repo, docs, out, os.path.join(tmp, f"{name}.sqlite"), sets)
     whole = skill_of(out)
     stab = []
     for run in range(runs):
@@ -152,7 +165,7 @@ def report(binary, spec, sets, runs, tmp):
         for p in listed[run::33]:
             os.remove(p)
         o2 = os.path.join(tmp, f"{name}-out{run}")
-        build(binary, os.path.join(copy, docs), o2, os.path.join(tmp, f"{name}-{run}.sqlite"), sets)
+        build(binary, copy, docs, o2, os.path.join(tmp, f"{name}-{run}.sqlite"), sets)
         # A build without a config shows sources relative to the corpus folder: the same in both.
         stab.append(agreement(whole, skill_of(o2)))
     broken, links = broken_links(out)
@@ -163,7 +176,7 @@ def report(binary, spec, sets, runs, tmp):
         "coherence": round(coherence(whole), 3),
         "stability": round(sum(stab) / len(stab), 3) if stab else None,
         "leftovers": leftovers(out),
-        "unresolved": unresolved(out),
+        "unresolved": unresolved(out, os.path.join(repo, docs)),
         "broken_links": broken,
         "links": links,
         "skills": skills,

@@ -42,8 +42,12 @@ pub struct Lock {
     pub planted_sentences: usize,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub planted_documents: usize,
-    /// Source path → blake3 of its bytes.
+    /// Source path → blake3 of its bytes (pages, and the files their includes read).
     pub sources: BTreeMap<String, String>,
+    /// The sources that are files read by include directives, not pages found by the walk
+    /// (`check` stats them beside the walk's files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub includes: Vec<String>,
     /// Output path → blake3 of its bytes (every output file except the lock itself).
     pub outputs: BTreeMap<String, String>,
 }
@@ -105,6 +109,7 @@ impl Lock {
             planted_sentences: self.planted_sentences,
             planted_documents: self.planted_documents,
             sources: BTreeMap::new(),
+            includes: self.includes.clone(),
             outputs: BTreeMap::new(),
         }
     }

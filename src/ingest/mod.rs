@@ -3,6 +3,7 @@
 mod formats;
 pub mod graph;
 mod ids;
+pub mod include;
 pub mod parsed;
 mod records;
 mod walk;
@@ -101,6 +102,9 @@ pub struct SourceFile {
     /// The file's stat, taken before its bytes were read (None when it could not be stat'ed).
     #[serde(skip)]
     pub stat: Option<Stat>,
+    /// Read by an include directive, not a page of the walk.
+    #[serde(skip)]
+    pub included: bool,
 }
 
 /// The ingested corpus.
@@ -130,6 +134,8 @@ pub struct IngestOptions<'a> {
     pub display_base: PathBuf,
     /// Folders never read (the output, the cache).
     pub skip_dirs: Vec<PathBuf>,
+    /// The folder of `c2s.toml`, when there is one: includes read nothing outside it.
+    pub top: Option<PathBuf>,
 }
 
 impl<'a> IngestOptions<'a> {
@@ -148,6 +154,11 @@ impl<'a> IngestOptions<'a> {
             max_doc_chars: (cfg.embed.chunk_tokens == 0).then_some(cfg.tree.max_doc_chars),
             display_base: display_base.to_path_buf(),
             skip_dirs: vec![out.to_path_buf()],
+            top: loaded
+                .path
+                .as_ref()
+                .and_then(|p| p.parent())
+                .map(Path::to_path_buf),
         }
     }
 }
@@ -254,6 +265,7 @@ pub fn ingest_with(
             path: c.display.clone(),
             hash,
             stat,
+            included: false,
         });
         load_warnings.push(d);
         got.push(match g {
@@ -305,11 +317,16 @@ pub fn ingest_with(
     }
     let mut ids = ids::IdAllocator::default();
     let mut seen_text: HashMap<String, usize> = HashMap::new();
+    let mut includers = include::Includers::new(opts);
     for ((c, (p, scans)), d) in supported.iter().zip(entries).zip(load_warnings) {
         diags.warnings.extend(d.warnings);
         diags.warnings.extend(p.warnings);
         let multi = p.records.len() > 1 || p.records.iter().any(|r| r.line.is_some());
         for (rec, scan) in p.records.into_iter().zip(scans) {
+            let (rec, scan) = match c.format {
+                Some(Format::Markdown) => includers.expand(c, (rec, scan), diags),
+                _ => (rec, scan),
+            };
             let loc = Location {
                 file: &c.display,
                 rel: &c.rel,
@@ -327,6 +344,7 @@ pub fn ingest_with(
             );
         }
     }
+    includers.add_inputs(&mut corpus.sources, &opts.display_base);
     corpus.unsupported = files_unsupported(&files);
     corpus.not_pages = not_pages;
     if corpus.documents.is_empty() {
@@ -444,7 +462,16 @@ pub struct Found<'w> {
     pub stat: Result<Stat, &'w str>,
 }
 
-impl Found<'_> {
+impl<'w> Found<'w> {
+    /// A file read by an include (listed in the lock), at `path`, shown as `display`.
+    pub fn included(display: &'w str, path: &'w Path, stat: Result<Stat, &'w str>) -> Self {
+        Found {
+            display,
+            path,
+            stat,
+        }
+    }
+
     /// The hash the manifest records: of the bytes, or of the reason they were not read (as a
     /// build records it).
     pub fn hash(&self, opts: &IngestOptions) -> String {

@@ -151,14 +151,14 @@ pub fn code_spans(md: &str) -> Vec<String> {
 }
 
 /// The opening fence of a code block: its character, its length and its info string.
-pub(super) fn fence_open(t: &str) -> Option<(char, usize, &str)> {
+pub fn fence_open(t: &str) -> Option<(char, usize, &str)> {
     let ch = t.chars().next().filter(|c| matches!(c, '`' | '~'))?;
     let len = t.chars().take_while(|&c| c == ch).count();
     let info = &t[len..];
     (len >= 3 && !(ch == '`' && info.contains('`'))).then_some((ch, len, info.trim()))
 }
 
-pub(super) fn is_fence_close(t: &str, ch: char, len: usize) -> bool {
+pub fn is_fence_close(t: &str, ch: char, len: usize) -> bool {
     let n = t.chars().take_while(|&c| c == ch).count();
     n >= len && t[n..].trim().is_empty()
 }

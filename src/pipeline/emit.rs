@@ -104,6 +104,11 @@ pub(crate) fn render_files<'a>(
             .iter()
             .map(|s| (s.path.clone(), s.hash.clone()))
             .collect(),
+        includes: sources
+            .iter()
+            .filter(|s| s.included)
+            .map(|s| s.path.clone())
+            .collect(),
         outputs,
     };
     let platform = limits::measure(

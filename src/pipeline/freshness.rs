@@ -2,17 +2,17 @@
 //! network, no LLM; sources and outputs are compared with the manifest, stat first (a file whose
 //! stat the cache folder's stat index knows is not read again; `statscan`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use super::statscan;
 use crate::config::Loaded;
-use crate::db::statindex::{OnDisk, StatIndex, now_ns};
+use crate::db::statindex::{OnDisk, Stat, StatIndex, now_ns};
 use crate::error::BuildError;
 use crate::format::lock::Lock;
 use crate::format::{LOCK_FILE, Layout};
-use crate::ingest::{IngestOptions, Walk};
+use crate::ingest::{Found, IngestOptions, Walk};
 
 /// Everything that makes the output stale.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
@@ -129,6 +129,23 @@ pub fn examine(loaded: &Loaded, out: &Path, display_base: &Path) -> Result<Exami
             taken,
         });
     };
+    // The files includes read: stat'ed beside the walk's (one that is gone is a deleted source).
+    let included: Vec<(&str, PathBuf, Stat)> = lock
+        .includes
+        .iter()
+        .filter(|p| found.binary_search_by(|f| f.display.cmp(p)).is_err())
+        .filter_map(|p| {
+            let path = display_base.join(p);
+            let stat = Stat::of(&std::fs::metadata(&path).ok()?);
+            Some((p.as_str(), path, stat))
+        })
+        .collect();
+    found.extend(
+        included
+            .iter()
+            .map(|(p, path, stat)| Found::included(p, path, Ok(*stat))),
+    );
+    found.sort_unstable_by(|a, b| a.display.cmp(b.display));
     let walked = found
         .iter()
         .map(|f| statscan::Walked {

@@ -18,6 +18,7 @@ mod datasets;
 mod eval;
 mod gpu;
 mod hosts;
+mod includes;
 mod incremental;
 mod interrupt;
 mod invariants;
