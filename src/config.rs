@@ -158,6 +158,11 @@ pub struct OutputConfig {
     /// `get_document`, so that the skill folders hold navigation alone.
     #[serde(skip_serializing_if = "DocumentsIn::is_in_skills")]
     pub documents: DocumentsIn,
+    /// Where the sources are browsed online (`https://github.com/org/repo/blob/main`): a link
+    /// from a document to a file that is not a document points there (the file's path below
+    /// the project root appended); without it, such a link becomes its text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_url: Option<String>,
 }
 
 fn is_no_limit(l: &HostLimits) -> bool {
@@ -276,6 +281,7 @@ impl Default for OutputConfig {
             host: Host::default(),
             limits: HostLimits::default(),
             documents: DocumentsIn::default(),
+            source_url: None,
         }
     }
 }

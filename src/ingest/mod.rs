@@ -61,6 +61,8 @@ pub struct Origin {
     pub rel: String,
     /// A file of many records (JSONL): its records form a section of their own.
     pub multi: bool,
+    /// The file line the text starts on (0 when lines of the text are not lines of the file).
+    pub line: usize,
 }
 
 impl Document {

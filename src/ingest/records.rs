@@ -167,6 +167,7 @@ pub(super) fn add_document(
             root: loc.root,
             rel: loc.rel.to_string(),
             multi: loc.multi,
+            line: rec.body_line,
         }),
     });
 }

@@ -4,12 +4,15 @@
 //! become titled quotes, and a block's indented body loses its indent. Code fences are left
 //! as they are.
 
+/// How much deeper than its opening line an admonition's or tab's body is indented.
+const BODY_INDENT: usize = 4;
+
 /// The text with the dialect's markup reduced to CommonMark.
 pub fn to_commonmark(md: &str) -> String {
     let mut out = String::with_capacity(md.len());
     let mut fence: Option<(char, usize)> = None;
-    // The indent of the body of the admonition or tab being read, and its depth.
-    let mut body_indent: Option<usize> = None;
+    // The indents the bodies of the admonitions and tabs being read start at, outermost first.
+    let mut bodies: Vec<usize> = Vec::new();
     for line in md.split_inclusive('\n') {
         let (text, eol) = match line.strip_suffix('\n') {
             Some(t) => (t.strip_suffix('\r').unwrap_or(t), "\n"),
@@ -17,28 +20,26 @@ pub fn to_commonmark(md: &str) -> String {
         };
         let trimmed = text.trim_start();
         let indent = text.len() - trimmed.len();
+        // A body is indented by four more than its opening line: outdented by four per open
+        // body, so that it is read as text (in a list item, as the item's text), not as an
+        // indented code block. A fence in a body goes with it, its closing line too.
         if let Some((c, n)) = fence {
-            out.push_str(text);
+            out.push_str(&text[(BODY_INDENT * bodies.len()).min(indent)..]);
             out.push_str(eol);
             if trimmed.trim_end().chars().all(|x| x == c) && trimmed.trim_end().len() >= n {
                 fence = None;
             }
             continue;
         }
+        if !trimmed.is_empty() {
+            while bodies.last().is_some_and(|&b| indent < b) {
+                bodies.pop();
+            }
+        }
         if let Some(f) = fence_open(trimmed) {
             fence = Some(f);
         }
-        // An admonition's or tab's body is indented by four: outdented, so that it is read as
-        // text, not as an indented code block.
-        let text = match body_indent {
-            Some(_) if trimmed.is_empty() => text,
-            Some(b) if indent >= b => &text[b.min(text.len())..],
-            Some(_) => {
-                body_indent = None;
-                text
-            }
-            None => text,
-        };
+        let text = &text[(BODY_INDENT * bodies.len()).min(indent)..];
         let trimmed = text.trim_start();
         if fence.is_some() {
             out.push_str(text);
@@ -46,7 +47,8 @@ pub fn to_commonmark(md: &str) -> String {
             continue;
         }
         if let Some(title) = admonition(trimmed).or_else(|| tab(trimmed)) {
-            body_indent = Some(4);
+            bodies.push(indent + BODY_INDENT);
+            out.push_str(&text[..text.len() - trimmed.len()]);
             push_title(&mut out, &title, eol);
             continue;
         }
@@ -226,6 +228,36 @@ mod tests {
         assert_eq!(
             to_commonmark(md),
             "> **Heads up**\nBody line.\n\nAfter.\n> **pip**\n\npip install x\n> **Fast**\nInside.\n\n> **Careful**\nMind it.\n\n"
+        );
+    }
+
+    #[test]
+    fn a_fence_in_a_tab_is_outdented_with_its_closing_line() {
+        // uv's docs/index.md: a tab whose body is a code block.
+        let md = "=== \"macOS and Linux\"\n\n    ```console\n    $ curl -LsSf https://astral.sh/uv/install.sh | sh\n    ```\n\nThen, [first steps](./first-steps.md).\n";
+        assert_eq!(
+            to_commonmark(md),
+            "> **macOS and Linux**\n\n```console\n$ curl -LsSf https://astral.sh/uv/install.sh | sh\n```\n\nThen, [first steps](./first-steps.md).\n"
+        );
+    }
+
+    #[test]
+    fn an_admonition_in_a_list_item_stays_in_the_item() {
+        // uv's installation page: a tip inside a numbered step.
+        let md = "1.  Clean up stored data (optional):\n\n    !!! tip\n\n        Before removing the binaries, see the\n        [storage reference](../reference/storage.md).\n\n2.  Remove the binaries.\n";
+        assert_eq!(
+            to_commonmark(md),
+            "1.  Clean up stored data (optional):\n\n    > **Tip**\n\n    Before removing the binaries, see the\n    [storage reference](../reference/storage.md).\n\n2.  Remove the binaries.\n"
+        );
+    }
+
+    #[test]
+    fn nested_admonitions_keep_the_outer_body() {
+        // pydantic's concepts/unions.md: a note inside a collapsed block.
+        let md = "??? info \"Smart Mode\"\n\n    Two metrics.\n\n    !!! note\n        Since v2.8.\n\n    Only for models, see [strict](strict_mode.md).\n\nAfter.\n";
+        assert_eq!(
+            to_commonmark(md),
+            "> **Smart Mode**\n\nTwo metrics.\n\n> **Note**\nSince v2.8.\n\nOnly for models, see [strict](strict_mode.md).\n\nAfter.\n"
         );
     }
 

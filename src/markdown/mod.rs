@@ -3,6 +3,7 @@
 
 pub mod dialect;
 mod html;
+pub mod links;
 
 pub use html::without_html_tags;
 use html::{Tag, decode_entities, tag_end, without_hidden_html};

@@ -375,13 +375,14 @@ fn build_on(
     for w in &fallbacks {
         progress.warning(&w.to_string());
     }
-    let ctx = render::Ctx::new(
+    let mut ctx = render::Ctx::new(
         &tree,
         docs,
         &cards,
         cfg.output.limits(),
         cfg.output.documents,
     );
+    super::links::resolve(&mut ctx, opts, progress, &mut diags);
     for note in ctx.place.notes(&tree) {
         progress.status("Packed", &note);
     }

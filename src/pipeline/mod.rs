@@ -9,6 +9,7 @@ pub mod build;
 pub mod emit;
 pub mod freshness;
 pub mod gc;
+pub mod links;
 pub mod output;
 pub mod records;
 pub mod shortcut;

@@ -139,6 +139,9 @@ pub struct NavFile {
     /// Ids of the `@see` stubs, and the links they carry (relative to this file's folder).
     pub see_rows: Vec<String>,
     pub see_links: Vec<String>,
+    /// Ids of the `@see` stubs of documents that live in another skill (no link: a skill
+    /// stands alone).
+    pub see_elsewhere: Vec<String>,
     pub child_links: Vec<String>,
     pub text: String,
 }
@@ -206,10 +209,20 @@ pub fn parse_nav(out: &Path, rel: &str) -> NavFile {
         doc_rows: Vec::new(),
         see_rows: Vec::new(),
         see_links: Vec::new(),
+        see_elsewhere: Vec::new(),
         child_links: Vec::new(),
         text: text.clone(),
     };
     for line in body.lines() {
+        if let Some(rest) = line
+            .strip_prefix("- @see ")
+            .filter(|l| l.ends_with(", in another skill)"))
+        {
+            let id = rest.rsplit_once("(id: `").expect("a stub names its id").1;
+            nav.see_elsewhere
+                .push(id.split('`').next().unwrap().to_string());
+            continue;
+        }
         let Some(target) = link_target(line) else {
             continue;
         };

@@ -109,7 +109,7 @@ pub fn check_invariants(out: &Path, n_docs: usize, p: usize, k: usize) {
     }
     // @see stubs point at existing ids that live in another leaf.
     for nav in tree.nav.values() {
-        for s in &nav.see_rows {
+        for s in nav.see_rows.iter().chain(&nav.see_elsewhere) {
             assert!(
                 tree.doc_ids.contains(s),
                 "stub {s} in {} points nowhere",

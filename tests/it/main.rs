@@ -23,6 +23,7 @@ mod incremental;
 mod interrupt;
 mod invariants;
 mod layout;
+mod links;
 mod llm;
 mod llm_server;
 mod navigation;

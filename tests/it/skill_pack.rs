@@ -49,7 +49,7 @@ fn small_fixture_whole_output_tree() {
     let tmp = tempfile::tempdir().unwrap();
     let out = build_small(tmp.path());
     let snap = tree_snapshot(&out, |_| false);
-    assert!(snap.contains("@see ["), "the fixture has no stub:\n{snap}");
+    assert!(snap.contains("- @see "), "the fixture has no stub:\n{snap}");
     insta_settings().bind(|| insta::assert_snapshot!("small_fixture_tree", snap));
 }
 
@@ -246,6 +246,16 @@ fn documents_are_files_and_stubs_link_their_home() {
                 "{link} is {id}'s file"
             );
             assert!(!nav.doc_rows.contains(id));
+            stubs += 1;
+        }
+        // A stub of a document in another skill names its id: its home is another skill's.
+        let skill = nav.path.split('/').take(2).collect::<Vec<_>>().join("/");
+        for id in &nav.see_elsewhere {
+            assert!(
+                !doc_files[id].starts_with(&format!("{skill}/")),
+                "{}: {id} is in this skill, yet not linked",
+                nav.path
+            );
             stubs += 1;
         }
     }

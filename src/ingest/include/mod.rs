@@ -16,8 +16,8 @@ use crate::diag::Diagnostics;
 
 pub mod project;
 mod select;
-use project::canonical;
 pub use project::Project;
+use project::canonical;
 use select::{
     fenced, push_indented, select_mdbook, select_ranges, select_snippet, split_selector, unquote,
 };

@@ -29,7 +29,12 @@ pub fn bundle_file(ctx: &Ctx, b: usize) -> Vec<u8> {
     }
     for &d in &bundle.docs {
         s.push('\n');
-        section(&ctx.docs[d], &ctx.cards[d].title, &mut s);
+        let text = ctx.linked_text(
+            d,
+            0..ctx.docs[d].text.len(),
+            super::files::folder_of(&bundle.file),
+        );
+        section(&ctx.docs[d], &ctx.cards[d].title, &text, &mut s);
     }
     s.into_bytes()
 }
@@ -45,7 +50,7 @@ pub fn bundled_bytes(doc: &Document, title: &str) -> usize {
     let mut n = Counted(0);
     list_line(title, &doc.id, &mut n);
     n.0 += 1;
-    section(doc, title, &mut n);
+    section(doc, title, &doc.text, &mut n);
     n.0
 }
 
@@ -59,8 +64,9 @@ impl Write for Counted {
     }
 }
 
-/// One document's section: its anchors (id and aliases), title, id line, and text.
-fn section(doc: &Document, title: &str, s: &mut impl Write) {
+/// One document's section: its anchors (id and aliases), title, id line, and `text` (the
+/// document's, its links written for the bundle).
+fn section(doc: &Document, title: &str, text: &str, s: &mut impl Write) {
     for id in std::iter::once(&doc.id).chain(&doc.aliases) {
         let _ = write!(s, "{SECTION_MARK}{id}\"></a>");
     }
@@ -70,7 +76,7 @@ fn section(doc: &Document, title: &str, s: &mut impl Write) {
         let _ = write!(s, " · the same text as: {}", doc.aliases.join(", "));
     }
     let _ = s.write_str("\n\n");
-    for line in doc.text.lines() {
+    for line in text.lines() {
         if line.starts_with(SECTION_MARK) {
             let _ = s.write_char(' ');
         }
@@ -86,7 +92,7 @@ pub fn part_file(ctx: &Ctx, d: usize, k: usize) -> Vec<u8> {
     let parts = &place.parts;
     let part = &parts[k];
     let folder = part.file.rsplit_once('/').map_or("", |(f, _)| f);
-    let text = &ctx.docs[d].text[part.range.clone()];
+    let text = ctx.linked_text(d, part.range.clone(), folder);
     let mut s = String::with_capacity(text.len() + 1024);
     super::files::frontmatter(ctx, d, Some((k, parts.len())), &mut s);
     if k == 0 {
@@ -120,7 +126,7 @@ pub fn part_file(ctx: &Ctx, d: usize, k: usize) -> Vec<u8> {
             relative(folder, &parts[0].file)
         );
     }
-    s.push_str(text);
+    s.push_str(&text);
     if !text.ends_with('\n') {
         s.push('\n');
     }
@@ -199,7 +205,7 @@ mod tests {
             let mut s = String::new();
             list_line("Tïtle [x]", &doc.id, &mut s);
             s.push('\n');
-            section(&doc, "Tïtle [x]", &mut s);
+            section(&doc, "Tïtle [x]", &doc.text, &mut s);
             assert_eq!(bundled_bytes(&doc, "Tïtle [x]"), s.len());
         }
     }

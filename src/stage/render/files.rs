@@ -28,11 +28,17 @@ pub fn doc_file(ctx: &Ctx, d: usize) -> Vec<u8> {
     }
     let mut s = String::with_capacity(doc.text.len() + 256);
     frontmatter(ctx, d, None, &mut s);
-    s.push_str(&doc.text);
+    let folder = folder_of(&ctx.place.docs[d].file);
+    s.push_str(&ctx.linked_text(d, 0..doc.text.len(), folder));
     if !doc.text.ends_with('\n') {
         s.push('\n');
     }
     s.into_bytes()
+}
+
+/// The folder of an output file (relative to the output root).
+pub(super) fn folder_of(file: &str) -> &str {
+    file.rsplit_once('/').map_or("", |(dir, _)| dir)
 }
 
 /// A document file's frontmatter: id, title, source, aliases, and which part it is.

@@ -7,6 +7,7 @@
 mod bundle;
 mod entities;
 mod files;
+pub mod links;
 mod naming;
 mod nav;
 pub mod place;
@@ -35,6 +36,8 @@ pub struct Ctx<'a> {
     pub home: Vec<usize>,
     /// Where each document and page is, for the host's limits.
     pub place: place::Placement,
+    /// The links of the documents, resolved (none until the build resolves them).
+    pub links: links::Links,
 }
 
 impl<'a> Ctx<'a> {
@@ -64,7 +67,36 @@ impl<'a> Ctx<'a> {
             cards,
             home,
             place,
+            links: links::Links::default(),
         }
+    }
+
+    /// The part `range` of document `d`'s text as a file in `folder` shows it: a link to a
+    /// document of the same skill is its file relative to `folder` (the anchor kept), a link
+    /// to one of another skill is its id for `get_document` (a skill stands alone).
+    pub fn linked_text(
+        &self,
+        d: usize,
+        range: std::ops::Range<usize>,
+        folder: &str,
+    ) -> std::borrow::Cow<'_, str> {
+        let skill = |x: usize| self.tree.root_of(self.home[x]);
+        self.links
+            .apply(d, &self.docs[d].text, range, |t, anchor, label, image| {
+                use links::Written;
+                if image {
+                    return Written::Whole(label.to_string());
+                }
+                if skill(t) != skill(d) || self.place.by_id {
+                    return Written::Whole(format!("{label} (document `{}`)", self.docs[t].id));
+                }
+                let place = &self.place.docs[t];
+                let mut to = relative(folder, &place.link());
+                if let (Some(a), None) = (anchor, &place.anchor) {
+                    to = format!("{to}#{a}");
+                }
+                Written::Dest(to)
+            })
     }
 
     /// How a page at folder `from` names a document: a Markdown link to its file (`docs/<name>.md`,

@@ -50,13 +50,19 @@ pub fn nav_file(ctx: &Ctx, node: usize, entity_glob: &str) -> String {
         s.push_str("## Related skills\n");
         for &r in &n.related {
             let rn = &tree.nodes[r];
-            let _ = writeln!(
-                s,
-                "- [{}]({}) — {}",
-                rn.folder,
-                relative(&n.path, &tree.nav_file(r)),
-                rn.label
-            );
+            // A skill is uploaded alone: another one is named (hosts list skills by name),
+            // never linked by a path outside this folder. A group links its sibling.
+            if n.parent.is_none() {
+                let _ = writeln!(s, "- `{}` — {}", rn.folder, rn.label);
+            } else {
+                let _ = writeln!(
+                    s,
+                    "- [{}]({}) — {}",
+                    rn.folder,
+                    relative(&n.path, &tree.nav_file(r)),
+                    rn.label
+                );
+            }
         }
         s.push('\n');
     }
@@ -153,8 +159,19 @@ fn document_rows(s: &mut String, ctx: &Ctx, node: usize, from: &str) {
     }
     let mut stubs = n.see_also.clone();
     stubs.sort_by(|a, b| ctx.docs[*a].id.cmp(&ctx.docs[*b].id));
+    let skill = ctx.tree.root_of(node);
     for d in stubs {
-        let _ = writeln!(s, "- @see {}", ctx.doc_ref(d, from));
+        // A document of another skill is opened by id: no path leaves this skill.
+        if ctx.tree.root_of(ctx.home[d]) == skill {
+            let _ = writeln!(s, "- @see {}", ctx.doc_ref(d, from));
+        } else {
+            let title = super::nav::link_text(&ctx.cards[d].title);
+            let _ = writeln!(
+                s,
+                "- @see {title} (id: `{}`, in another skill)",
+                ctx.docs[d].id
+            );
+        }
     }
 }
 
@@ -222,9 +239,6 @@ fn directions(s: &mut String, ctx: &Ctx, node: usize, entity_glob: &str) {
              - Named product, setting or error? `grep -i \"name\" {entities}` lists the groups \
              that mention it, most first."
         );
-    }
-    if n.parent.is_none() {
-        s.push_str("- All skills: `grep -i \"name\" ../../entity_index.md`.\n");
     }
     s.push_str("- Answer only from documents you opened; cite their ids.\n");
 }

@@ -1,0 +1,49 @@
+//! The build's link step: the documents' relative links resolved against the corpus before the
+//! files are rendered (see `stage::render::links`), links that point to nothing warned about.
+
+use super::build::BuildOptions;
+use crate::diag::Diagnostics;
+use crate::ingest::IngestOptions;
+use crate::ingest::include::Project;
+use crate::progress::Progress;
+use crate::stage::render::{Ctx, links};
+
+/// Broken links shown one by one on the terminal; the rest are counted in one line (all are in
+/// `--json`'s warning list).
+const SHOWN: usize = 10;
+
+/// Resolves the links of `ctx`'s documents into `ctx.links`.
+pub(crate) fn resolve(
+    ctx: &mut Ctx,
+    opts: &BuildOptions,
+    progress: &Progress,
+    diags: &mut Diagnostics,
+) {
+    let loaded = &opts.loaded;
+    let roots = IngestOptions::from_config(loaded, &opts.out_dir, &opts.display_base).paths;
+    let top = loaded.path.as_ref().and_then(|p| p.parent());
+    let url = loaded.config.output.source_url.as_deref();
+    let project = url
+        .and_then(|_| roots.first())
+        .map(|r| Project::find(r, top).root);
+    let docs = ctx.docs;
+    let shown = |d: usize| docs[d].source.clone();
+    let inputs = links::Inputs {
+        docs,
+        roots: &roots,
+        source: url.zip(project.as_deref()),
+        shown: &shown,
+    };
+    let mut found = Diagnostics::default();
+    ctx.links = links::Links::resolve(&inputs, &mut found);
+    for w in found.warnings.iter().take(SHOWN) {
+        progress.warning(&w.to_string());
+    }
+    if found.warnings.len() > SHOWN {
+        progress.warning(&format!(
+            "{} more links point to no page or file of the corpus (`c2s build --json` lists them all)",
+            found.warnings.len() - SHOWN
+        ));
+    }
+    diags.warnings.extend(found.warnings);
+}
