@@ -265,6 +265,9 @@ fn build_on(
             (OnDisk::default(), taken, corpus)
         }
         Some(e) => {
+            for line in crate::pipeline::freshness::rename_lines(&e.renamed) {
+                progress.status("Renamed", &line);
+            }
             let parsed = ingest::parsed::path_for(&opts.out_dir, &memo_path);
             let prior = ingest::Prior {
                 walk: e.walk,

@@ -22,6 +22,10 @@ pub struct Staleness {
     pub sources_added: Vec<String>,
     pub sources_modified: Vec<String>,
     pub sources_deleted: Vec<String>,
+    /// Sources moved without a change to their bytes (a deleted path whose bytes are at an
+    /// added one); neither added nor deleted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sources_renamed: Vec<Renamed>,
     /// Output files whose contents differ from the manifest (edited by hand).
     pub outputs_modified: Vec<String>,
     pub outputs_missing: Vec<String>,
@@ -32,6 +36,88 @@ pub struct Staleness {
     pub skills_dir_changed: bool,
     /// (built by, running) when the c2s versions differ.
     pub version_changed: Option<(String, String)>,
+}
+
+/// A source found at a new path with the bytes of one that is gone.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+pub struct Renamed {
+    pub from: String,
+    pub to: String,
+}
+
+/// Pairs each added path with a deleted one of the same bytes (by name first, so that a moved
+/// folder pairs file for file); the pairs leave `added` and `deleted`.
+fn pair_renames(
+    added: &mut Vec<String>,
+    deleted: &mut Vec<String>,
+    table: &[crate::db::statindex::Entry],
+) -> Vec<Renamed> {
+    if added.is_empty() || deleted.is_empty() {
+        return Vec::new();
+    }
+    let entry = |p: &str| {
+        table
+            .binary_search_by(|e| e.path.as_str().cmp(p))
+            .ok()
+            .map(|i| &table[i])
+    };
+    let mut by_hash: std::collections::HashMap<&str, Vec<&String>> = Default::default();
+    for d in deleted.iter() {
+        if let Some(h) = entry(d).and_then(|e| e.locked.as_deref()) {
+            by_hash.entry(h).or_default().push(d);
+        }
+    }
+    let name = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+    let mut pairs = Vec::new();
+    for a in added.iter() {
+        let Some(list) = entry(a)
+            .and_then(|e| e.hash.as_deref())
+            .and_then(|h| by_hash.get_mut(h))
+        else {
+            continue;
+        };
+        let at = list.iter().position(|d| name(d) == name(a)).unwrap_or(0);
+        if !list.is_empty() {
+            pairs.push(Renamed {
+                from: list.remove(at).clone(),
+                to: a.clone(),
+            });
+        }
+    }
+    added.retain(|a| !pairs.iter().any(|r| &r.to == a));
+    deleted.retain(|d| !pairs.iter().any(|r| &r.from == d));
+    pairs
+}
+
+/// Renames as they are shown: a folder whose files all moved to one new folder is one line
+/// (`docs/security → docs/auth (5 files)`), any other rename its own.
+pub fn rename_lines(renamed: &[Renamed]) -> Vec<String> {
+    let dir = |p: &str| {
+        p.rsplit_once('/')
+            .map_or(String::new(), |(d, _)| d.to_string())
+    };
+    let mut folders: std::collections::BTreeMap<(String, String), usize> = Default::default();
+    for r in renamed {
+        let (a, b) = (dir(&r.from), dir(&r.to));
+        let same_name = r.from.rsplit('/').next() == r.to.rsplit('/').next();
+        if same_name && a != b {
+            *folders.entry((a, b)).or_default() += 1;
+        }
+    }
+    let mut lines = Vec::new();
+    let mut shown = std::collections::BTreeSet::new();
+    for r in renamed {
+        let key = (dir(&r.from), dir(&r.to));
+        match folders.get(&key) {
+            Some(&n) if n >= 2 => {
+                if shown.insert(key.clone()) {
+                    lines.push(format!("{} → {} ({n} files)", key.0, key.1));
+                }
+            }
+            _ => lines.push(format!("{} → {}", r.from, r.to)),
+        }
+    }
+    lines
 }
 
 impl Staleness {
@@ -157,7 +243,7 @@ pub fn examine(loaded: &Loaded, out: &Path, display_base: &Path) -> Result<Exami
         let i = found.binary_search_by(|f| f.display.cmp(p)).ok()?;
         Some(found[i].hash(&opts))
     };
-    let sources = statscan::refresh(&mut index.sources, walked, by_path, true, taken);
+    let mut sources = statscan::refresh(&mut index.sources, walked, by_path, true, taken);
     let outputs = statscan::compare_outputs(out, &lock, &mut index, taken)?;
     let st = Staleness {
         no_lock: false,
@@ -172,6 +258,7 @@ pub fn examine(loaded: &Loaded, out: &Path, display_base: &Path) -> Result<Exami
                 env!("CARGO_PKG_VERSION").to_string(),
             )
         }),
+        sources_renamed: pair_renames(&mut sources.added, &mut sources.gone, &index.sources),
         sources_added: sources.added,
         sources_modified: sources.modified,
         sources_deleted: sources.gone,
@@ -220,6 +307,9 @@ pub fn render(st: &Staleness, out: &str, fix: &str) -> String {
         for p in list {
             s.push_str(&format!("  {what}: {p}\n"));
         }
+    }
+    for line in rename_lines(&st.sources_renamed) {
+        s.push_str(&format!("  renamed: {line}\n"));
     }
     if st.config_changed {
         s.push_str("  configuration changed since the last build\n");

@@ -24,6 +24,8 @@ pub(crate) struct Examination {
     pub on_disk: OnDisk,
     /// The source files whose bytes are known by their stat.
     pub sources: OnDisk,
+    /// Sources moved without a change (shown by the build as `Renamed`).
+    pub renamed: Vec<crate::pipeline::freshness::Renamed>,
     /// The corpus as the examination walked it, and when it began.
     pub walk: crate::ingest::Walk,
     pub taken: i64,
@@ -45,6 +47,7 @@ pub(crate) fn up_to_date(
             return Ok(Shortcut::Stale(Box::new(Examination {
                 on_disk: seen.on_disk,
                 sources: OnDisk::of(seen.source_index),
+                renamed: seen.staleness.sources_renamed.clone(),
                 walk: seen.walk,
                 taken: seen.taken,
             })));

@@ -3,8 +3,13 @@
 //! merge with their nearest, and the top level keeps at most `K` skills; then summaries, as for
 //! a clustered tree.
 
+use std::collections::HashMap;
+
 use crate::config::Config;
+use crate::db::cache::KeyParts;
 use crate::db::exec::Executor;
+use crate::db::exec::Plan;
+use crate::db::value::Json;
 use crate::error::BuildError;
 use crate::kmeans::{KmeansBackend, KmeansParams};
 use crate::llm::Card;
@@ -58,6 +63,8 @@ pub(crate) struct Shaping<'a> {
     pub vectors: &'a Matrix,
     pub config: &'a Config,
     pub kmeans: &'a dyn KmeansBackend,
+    /// The groups of the sections clustered beforehand (through the memo), by their first page.
+    pub clusters: HashMap<usize, Vec<Shape>>,
 }
 
 impl Shaping<'_> {
@@ -153,7 +160,10 @@ fn shape(s: &Section, cx: &Shaping, top: bool) -> Shape {
     }
     let mut kids: Vec<Shape> = Vec::new();
     if s.pages.len() > cx.leaf_max() {
-        kids.extend(cluster_pages(&s.pages, cx));
+        match cx.clusters.get(&s.pages[0]) {
+            Some(groups) => kids.extend(groups.iter().cloned()),
+            None => kids.extend(cluster_pages(&s.pages, cx)),
+        }
     } else if !s.pages.is_empty() {
         // The section's own pages: titled by their index page when it says more than the
         // section's title.
@@ -183,6 +193,108 @@ fn shape(s: &Section, cx: &Shaping, top: bool) -> Shape {
         title,
         children: kids,
     }
+}
+
+/// The own pages of every section [`shape`] clusters (those too many for one group, in a
+/// section not made one group whole).
+fn to_cluster<'o>(s: &'o Section, cx: &Shaping, top: bool, out: &mut Vec<&'o [usize]>) {
+    if s.total() <= cx.leaf_max() && !top {
+        return;
+    }
+    if s.pages.len() > cx.leaf_max() {
+        out.push(&s.pages);
+    }
+    for c in &s.children {
+        to_cluster(c, cx, false, out);
+    }
+}
+
+/// Groups of one clustered section, as positions in its page list (what the memo keeps: the
+/// same for the same pages wherever they are numbered).
+type Groups = Vec<(Vec<u32>, Vec<u32>)>;
+
+/// Clusters the sections too large for one group through the memo: a section whose pages'
+/// texts, embedder and settings are those of an earlier build takes that build's groups, so an
+/// edit clusters again only its own section.
+fn cluster_sections(
+    outline: &Outline,
+    input: &HierarchyInput,
+    cx: &Shaping,
+    exec: &mut Executor,
+) -> Result<HashMap<usize, Vec<Shape>>, BuildError> {
+    let mut sections = Vec::new();
+    to_cluster(&outline.root, cx, true, &mut sections);
+    if sections.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let t = &cx.config.tree;
+    let km = &cx.config.kmeans;
+    let settings = format!(
+        "{} p={} min={} tau={} stubs={:?} seed={} iter={} init={} tol={}",
+        input.embedder.model_id(),
+        t.p,
+        t.min_cluster_size,
+        t.tau,
+        t.max_stubs,
+        t.seed,
+        km.max_iter,
+        km.n_init,
+        km.tol
+    );
+    let groups: Vec<Json<Groups>> = exec.run(
+        "section",
+        &sections,
+        |pages| Plan {
+            subject: input.docs[pages[0]].id.clone(),
+            parts: KeyParts {
+                stage: "section".into(),
+                stage_version: 1,
+                prompt: String::new(),
+                model: settings.clone(),
+                inputs: pages
+                    .iter()
+                    .map(|&p| input.docs[p].content_hash.clone())
+                    .collect(),
+            },
+            input_chars: 0,
+        },
+        |pages| Ok::<_, BuildError>(Json(as_positions(pages, &cluster_pages(pages, cx)))),
+    )?;
+    Ok(sections
+        .iter()
+        .zip(groups)
+        .map(|(pages, Json(g))| {
+            let at = |i: &u32| pages[*i as usize];
+            let shapes = g
+                .iter()
+                .map(|(docs, stubs)| Shape::Leaf {
+                    title: None,
+                    docs: docs.iter().map(at).collect(),
+                    stubs: stubs.iter().map(at).collect(),
+                })
+                .collect();
+            (pages[0], shapes)
+        })
+        .collect())
+}
+
+/// Leaf shapes of `pages` as positions in it.
+fn as_positions(pages: &[usize], shapes: &[Shape]) -> Groups {
+    let pos: HashMap<usize, u32> = pages
+        .iter()
+        .enumerate()
+        .map(|(i, &p)| (p, i as u32))
+        .collect();
+    shapes
+        .iter()
+        .filter_map(|s| match s {
+            Shape::Leaf { docs, stubs, .. } => Some((
+                docs.iter().map(|d| pos[d]).collect(),
+                stubs.iter().map(|d| pos[d]).collect(),
+            )),
+            Shape::Inner { .. } => None,
+        })
+        .collect()
 }
 
 /// Pages of one section too many for one group: clustered, as a flat corpus is.
@@ -343,12 +455,14 @@ pub fn build_structured(
     outline: &Outline,
     exec: &mut Executor,
 ) -> Result<(Tree, SectionStats), BuildError> {
-    let cx = Shaping {
+    let mut cx = Shaping {
         cards: input.cards,
         vectors: input.doc_vectors,
         config: input.config,
         kmeans: input.kmeans,
+        clusters: HashMap::new(),
     };
+    cx.clusters = cluster_sections(outline, input, &cx, exec)?;
     let top = shape_outline(outline, &cx);
     let mut tree = Tree::default();
     let mut titles: Vec<Option<String>> = Vec::new();
@@ -520,7 +634,7 @@ mod tests {
             let mut config = Config::default();
             config.tree.k = k;
             config.tree.p = p;
-            let cx = Shaping { cards: &cards, vectors: &vectors, config: &config, kmeans: &crate::kmeans::CpuKmeans };
+            let cx = Shaping { cards: &cards, vectors: &vectors, config: &config, kmeans: &crate::kmeans::CpuKmeans, clusters: HashMap::new() };
             let top = shape_outline(&o, &cx);
             prop_assert!(!top.is_empty() && top.len() <= k, "{} skills for K = {k}", top.len());
             let mut seen = Vec::new();
@@ -553,6 +667,7 @@ mod tests {
             vectors: &vectors,
             config: &config,
             kmeans: &crate::kmeans::CpuKmeans,
+            clusters: HashMap::new(),
         };
         let top = shape_outline(&o, &cx);
         assert_eq!(top.len(), 3);

@@ -377,3 +377,140 @@ fn the_readme_docs_report_command_runs() {
     assert!(uv["coherence"].as_f64().unwrap() >= 0.9, "{uv}");
     assert!(uv["stability"].as_f64().unwrap() >= 0.9, "{uv}");
 }
+
+/// A section too large for one group is clustered inside itself once: a later build takes its
+/// groups from the memo, and an edit clusters again only the section of the edited page.
+#[test]
+fn an_edit_clusters_again_only_its_own_section() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let words = [
+        "router", "firmware", "wifi", "cable", "modem", "signal", "invoice", "refund", "card",
+        "payment", "receipt", "plan",
+    ];
+    for (folder, base) in [("network", 0), ("billing", 6)] {
+        for i in 0..30 {
+            let w = |k: usize| words[base + (i + k) % 6];
+            let text = format!(
+                "# {} {} page {i}\n\nHow the {} and the {} work with the {}. Step {i}: check the {}.\n",
+                w(0),
+                w(1),
+                w(0),
+                w(2),
+                w(3),
+                w(4)
+            );
+            let p = d.join("c").join(folder).join(format!("p{i:02}.md"));
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+    }
+    let sections = |r: &serde_json::Value| {
+        let s = &r["stages"]["section"];
+        (
+            s["computed"].as_u64().unwrap(),
+            s["reused"].as_u64().unwrap(),
+        )
+    };
+    let first = crate::common::build_json(d, &[]);
+    assert_eq!(first["tree"]["kind"], "structured", "{first}");
+    assert_eq!(
+        sections(&first),
+        (2, 0),
+        "two folders of 30 pages (over 2p = 20)"
+    );
+    let skills = || -> Vec<(String, Vec<u8>)> {
+        crate::common::contents(&d.join("o"))
+            .into_iter()
+            .filter(|(p, _)| p.starts_with("skills/"))
+            .collect()
+    };
+    let before = skills();
+    // Another setting, so that the build runs (`folders` gives this corpus the same tree).
+    let again = crate::common::build_json(d, &["tree.structure=folders"]);
+    assert_eq!(sections(&again), (0, 2), "{again}");
+    assert!(
+        skills() == before,
+        "the groups from the memo make the same skills"
+    );
+    std::fs::write(
+        d.join("c/billing/p03.md"),
+        "# Refund plan page 3\n\nA refund of a plan paid by card comes back as a receipt.\n",
+    )
+    .unwrap();
+    let edit = crate::common::build_json(d, &["tree.structure=folders"]);
+    assert_eq!(sections(&edit), (1, 1), "only billing/ again: {edit}");
+}
+
+/// A folder moved without a change (`mv tutorial/security tutorial/auth`) is a rename in
+/// `check` and `build`, not added and deleted pages, and no card is made again.
+#[test]
+fn a_moved_folder_is_reported_renamed_and_recomputes_no_card() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let pages = [
+        (
+            "tutorial/first-steps.md",
+            "# First Steps\n\nCreate an app and run it with the server.\n",
+        ),
+        (
+            "tutorial/body.md",
+            "# Request Body\n\nDeclare a model to read a JSON body.\n",
+        ),
+        (
+            "tutorial/security/index.md",
+            "# Security\n\nHow to secure an API.\n",
+        ),
+        (
+            "tutorial/security/oauth2.md",
+            "# OAuth2\n\nPassword flow with bearer tokens.\n",
+        ),
+        (
+            "tutorial/security/jwt.md",
+            "# JWT\n\nSign tokens with a secret key.\n",
+        ),
+        (
+            "advanced/settings.md",
+            "# Settings\n\nRead settings from the environment.\n",
+        ),
+        (
+            "advanced/testing.md",
+            "# Testing\n\nCall the app with a test client.\n",
+        ),
+    ];
+    for (p, text) in pages {
+        let f = d.join("c").join(p);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, text).unwrap();
+    }
+    crate::common::build_json(d, &[]);
+    std::fs::rename(d.join("c/tutorial/security"), d.join("c/tutorial/auth")).unwrap();
+    let o = c2s(d, &["check", "c", "--out", "o"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let said = stderr(&o);
+    assert!(
+        said.contains("renamed: tutorial/security → tutorial/auth (3 files)"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("added source") && !said.contains("deleted source"),
+        "{said}"
+    );
+    let o = c2s(d, &["check", "c", "--out", "o", "--json"]);
+    let st: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        st["sources_renamed"].as_array().map(Vec::len),
+        Some(3),
+        "{st}"
+    );
+    let o = c2s(d, &["build", "c", "--out", "o", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("Renamed tutorial/security → tutorial/auth (3 files)"),
+        "{}",
+        stderr(&o)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["stages"]["card"]["computed"], 0, "{r}");
+    assert_eq!(r["stages"]["embed"]["computed"], 0, "{r}");
+}
