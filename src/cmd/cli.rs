@@ -139,9 +139,15 @@ pub struct McpArgs {
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
-    /// Folder with corpus.jsonl and queries.jsonl ({id, question, answer, gold_ids}).
+    /// Folder with queries.jsonl ({id, question, answer, gold_ids}) and the corpus:
+    /// corpus.jsonl, or a folder corpus/ of documents (gold ids may be their paths).
     #[arg(long)]
     pub data: PathBuf,
+    /// The corpus to build instead: a folder of documents (a docs repo's docs folder, its
+    /// navigation file and includes read as a build reads them) or a JSONL file. Gold ids may
+    /// be source paths relative to the folder.
+    #[arg(long, value_name = "PATH")]
+    pub corpus: Option<PathBuf>,
     /// Config file for the build (default: built-in defaults; corpus.paths is set to DATA).
     #[arg(long)]
     pub config: Option<PathBuf>,

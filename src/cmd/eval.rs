@@ -17,10 +17,15 @@ pub fn eval_cmd(args: &crate::cmd::cli::EvalArgs, progress: &Progress) -> Result
     };
     loaded.config.apply_sets(&args.set)?;
     let data = cwd.join(&args.data);
-    for f in ["corpus.jsonl", "queries.jsonl"] {
-        if !data.join(f).is_file() {
+    let corpus = match &args.corpus {
+        Some(c) => cwd.join(c),
+        None if data.join("corpus").is_dir() => data.join("corpus"),
+        None => data.join("corpus.jsonl"),
+    };
+    for path in [corpus.clone(), data.join("queries.jsonl")] {
+        if !path.exists() {
             return Err(Error::Build(crate::error::BuildError::MissingSource {
-                path: data.join(f),
+                path,
             }));
         }
     }
@@ -55,6 +60,7 @@ pub fn eval_cmd(args: &crate::cmd::cli::EvalArgs, progress: &Progress) -> Result
     let backends = crate::pipeline::backends::Backends::from_config(&loaded)?;
     let opts = crate::eval::EvalOptions {
         data,
+        corpus,
         loaded,
         out_dir,
         display_base: cwd,

@@ -163,6 +163,8 @@ pub struct Report {
 /// Eval settings from the command line.
 pub struct EvalOptions {
     pub data: PathBuf,
+    /// The corpus built: a JSONL file or a folder of documents.
+    pub corpus: PathBuf,
     pub loaded: Loaded,
     pub out_dir: PathBuf,
     pub display_base: PathBuf,
@@ -210,11 +212,16 @@ pub fn run(
     progress: &Progress,
 ) -> Result<Report, EvalError> {
     let embedder = backends.embedder.as_ref();
-    let corpus = opts.data.join("corpus.jsonl");
     let queries = load_queries(&opts.data.join("queries.jsonl"), opts.limit)?;
     let mut loaded = opts.loaded.clone();
-    loaded.config.corpus.paths = vec![corpus];
-    let bo = BuildOptions::new(loaded, opts.out_dir.clone(), opts.display_base.clone());
+    loaded.config.corpus.paths = vec![opts.corpus.clone()];
+    // A folder's documents are named by their paths in it, as gold ids may name them.
+    let shown_from = if opts.corpus.is_dir() {
+        opts.corpus.clone()
+    } else {
+        opts.display_base.clone()
+    };
+    let bo = BuildOptions::new(loaded, opts.out_dir.clone(), shown_from);
     let built = build_using(&bo, progress, backends)?;
     // What is evaluated is what the build shipped: the output, opened as `c2s ask` opens it.
     let a = Compiled::open(&opts.out_dir)?;

@@ -24,6 +24,8 @@ impl<'a> Context<'a> {
     pub fn new(a: &'a Compiled, params: NavParams) -> Context<'a> {
         let mut alias = HashMap::new();
         for d in &a.docs {
+            // A gold id may name a document by its source path (a docs repo's page).
+            alias.insert(d.source.clone(), d.id.clone());
             for x in &d.aliases {
                 alias.insert(x.clone(), d.id.clone());
             }

@@ -188,3 +188,89 @@ fn hashed_navigator_routes_as_well_as_bm25() {
         }
     }
 }
+
+/// A docs repo is scored as it is built (issue 48): `--corpus` names its docs folder, a
+/// `corpus/` folder in DATA is the default, and gold ids are page paths. On the mdBook guide's
+/// questions (bench/docs-qa/mdbook) the navigator finds the gold page as often as flat BM25.
+#[test]
+fn eval_scores_a_docs_folder_with_page_paths_as_gold_ids() {
+    let guide = crate::common::data_dir().join("docs-repos/mdbook");
+    if !guide.is_dir() {
+        return crate::common::skip(&format!("{} not found (set C2S_DATA_DIR)", guide.display()));
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let book = tmp.path().join("mdbook");
+    crate::common::copy_dir(&guide, &book);
+    let qa = repo().join("bench/docs-qa/mdbook");
+    let json = tmp.path().join("r.json");
+    let o = c2s(
+        &book,
+        &[
+            "eval",
+            "--data",
+            qa.to_str().unwrap(),
+            "--corpus",
+            "guide/src",
+            "--out",
+            tmp.path().join("t").to_str().unwrap(),
+            "--methods",
+            "navigator,bm25",
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+            "--set",
+            &format!("cache.path={}", tmp.path().join("m.sqlite").display()),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(r["summaries"]["navigator"]["queries"], 23);
+    let (nav, bm25) = (recall5(&r, "navigator"), recall5(&r, "bm25"));
+    assert!(
+        bm25 > 0.9,
+        "gold page paths map onto the pages: bm25 {bm25}"
+    );
+    assert!(nav >= bm25, "navigator {nav} < bm25 {bm25}");
+
+    // DATA/corpus/ as a folder is the default corpus; gold ids are paths in it.
+    let data = tmp.path().join("set");
+    std::fs::create_dir_all(data.join("corpus/billing")).unwrap();
+    std::fs::create_dir_all(data.join("corpus/network")).unwrap();
+    std::fs::write(
+        data.join("corpus/billing/refunds.md"),
+        "# Refunds\n\nA refund takes five days to reach the card.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        data.join("corpus/billing/invoices.md"),
+        "# Invoices\n\nDownload an invoice as a PDF.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        data.join("corpus/network/router.md"),
+        "# Router\n\nRestart the router to reset the wifi.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        data.join("queries.jsonl"),
+        "{\"id\": \"q1\", \"question\": \"how long does a refund take\", \"answer\": \"\", \"gold_ids\": [\"billing/refunds.md\"]}\n",
+    )
+    .unwrap();
+    let o = c2s(
+        tmp.path(),
+        &[
+            "eval",
+            "--data",
+            "set",
+            "--methods",
+            "bm25",
+            "-q",
+            "--json",
+            "s.json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("s.json")).unwrap()).unwrap();
+    assert_eq!(recall5(&r, "bm25"), 1.0, "{r}");
+}
