@@ -3,6 +3,7 @@
 //! step (`stage::sections`) makes the skill tree from it.
 
 pub mod nav;
+pub mod sidebar;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -219,7 +220,8 @@ fn from_folders(docs: &[usize], places: &[Option<Place>]) -> Section {
 }
 
 /// The navigation's sections, in its order; documents it does not list join the section that
-/// lists most pages of their folder (or a folder above it), else their folders' sections.
+/// lists most pages of their folder (or a folder above it, short of the docs root), else their
+/// folders' sections.
 fn from_nav(nav: &Nav, docs: &[usize], places: &[Option<Place>]) -> Section {
     let docs_dir = crate::paths::abs(&nav.docs_dir);
     let mut by_path: HashMap<String, usize> = HashMap::new();
@@ -244,6 +246,8 @@ fn from_nav(nav: &Nav, docs: &[usize], places: &[Option<Place>]) -> Section {
     let mut folder_home: HashMap<Vec<String>, HashMap<Vec<usize>, usize>> = HashMap::new();
     for (&i, at) in &placed {
         let p = places[i].as_ref().expect("placed");
+        // Its folder and the folders above it, short of the docs root (which holds every
+        // folder: a folder the navigation never lists is a section of its own).
         let mut folders = p.folders.clone();
         loop {
             *folder_home
@@ -251,9 +255,10 @@ fn from_nav(nav: &Nav, docs: &[usize], places: &[Option<Place>]) -> Section {
                 .or_default()
                 .entry(at.clone())
                 .or_insert(0) += 1;
-            if folders.pop().is_none() {
+            if folders.len() <= 1 {
                 break;
             }
+            folders.pop();
         }
     }
     let mut rest = Vec::new();
@@ -271,9 +276,10 @@ fn from_nav(nav: &Nav, docs: &[usize], places: &[Option<Place>]) -> Section {
                     .map(|(at, _)| at.clone());
                 break best;
             }
-            if folders.pop().is_none() {
+            if folders.len() <= 1 {
                 break None;
             }
+            folders.pop();
         };
         match home {
             Some(at) if !p.multi => section_at(&mut root, &at).pages.push(i),

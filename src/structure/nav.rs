@@ -1,6 +1,6 @@
-//! Navigation files as their site generators read them: `mkdocs.yml`'s `nav:` and mdBook's
-//! `SUMMARY.md` (parsed by `mdbook-summary`, mdBook's own parser), found at or above a corpus
-//! folder, up to the project root.
+//! Navigation files as their site generators read them: `mkdocs.yml`'s `nav:`, mdBook's
+//! `SUMMARY.md` (parsed by `mdbook-summary`, mdBook's own parser) and VitePress' sidebar (read
+//! as plain data by `sidebar`), found at or above a corpus folder, up to the project root.
 
 use std::path::{Path, PathBuf};
 
@@ -40,6 +40,12 @@ pub fn find(root: &Path, top: Option<&Path>) -> Result<Option<Nav>, (PathBuf, St
                     return Ok(Some(nav));
                 }
             }
+        }
+        if let Some(config) = super::sidebar::config_in(d)
+            && covers(d, root)
+            && let Some(nav) = super::sidebar::read(&config, d)?
+        {
+            return Ok(Some(nav));
         }
         let book = d.join("book.toml");
         if book.is_file() {

@@ -514,3 +514,52 @@ fn a_moved_folder_is_reported_renamed_and_recomputes_no_card() {
     assert_eq!(r["stages"]["card"]["computed"], 0, "{r}");
     assert_eq!(r["stages"]["embed"]["computed"], 0, "{r}");
 }
+
+/// Vite's VitePress sidebar (`docs/.vitepress/config.ts`) is read as data: its prefixes are
+/// skills in its order, its groups are their groups, and a folder it does not list (the blog)
+/// is a skill of its own, not part of the largest section.
+#[test]
+fn a_vitepress_repo_follows_its_sidebar() {
+    let Some(vite) = docs_repo("vite") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, err) = build(tmp.path(), &vite.join("docs"), &[]);
+    assert!(
+        err.contains("Structured from .vitepress/config.ts"),
+        "{err}"
+    );
+    let skills = skill_folders(&out);
+    for want in ["guide", "config", "changes", "blog"] {
+        assert!(
+            skills.iter().any(|s| s.ends_with(want)),
+            "{want} not in {skills:?}"
+        );
+    }
+    let guide = skills.iter().find(|s| s.ends_with("-guide")).unwrap();
+    let groups: Vec<String> = std::fs::read_dir(out.join("skills").join(guide))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("group-"))
+        .collect();
+    assert_eq!(
+        groups.len(),
+        4,
+        "the sidebar's four groups of /guide/: {groups:?}"
+    );
+    for want in [
+        "group-00-introduction",
+        "group-02-apis",
+        "group-03-environment-api",
+    ] {
+        assert!(groups.iter().any(|g| g == want), "{want} not in {groups:?}");
+    }
+    let by_page = skills_of(&out);
+    assert!(
+        by_page
+            .iter()
+            .filter(|(s, _)| s.starts_with("blog/"))
+            .all(|(_, k)| k.ends_with("-blog"))
+    );
+    assert!(coherence(&by_page) >= 0.9, "{}", coherence(&by_page));
+}
