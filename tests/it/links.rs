@@ -49,19 +49,11 @@ fn fold(dir: &Path, to: &str) -> PathBuf {
 
 /// Every Markdown file under `dir`.
 fn markdown_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "md") {
-                out.push(p);
-            }
-        }
-    }
-    out
+    crate::common::files(dir)
+        .into_iter()
+        .filter(|f| f.ends_with(".md"))
+        .map(|f| dir.join(f))
+        .collect()
 }
 
 /// The links of `dir`'s Markdown files that point to nothing, or outside `inside`.
