@@ -143,13 +143,17 @@ pub fn outline(
                 None
             }
         };
+        let mut bad = Vec::new();
         let mut section = match nav {
             Some(nav) => {
                 navs.push(crate::paths::display(&nav.file, display_base));
-                from_nav(&nav, &mine, &places)
+                from_nav(&nav, &mine, &places, &mut bad)
             }
-            None => from_folders(&mine, &places),
+            None => from_folders(&mine, &places, &mut bad),
         };
+        for (file, msg) in bad {
+            diags.warn(crate::paths::display(&file, display_base), None, msg);
+        }
         section.name = dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -192,18 +196,29 @@ fn is_index(file: &str) -> bool {
 
 /// The folders' sections: one per folder, one per file of many records; pages in path order,
 /// each folder's index page first.
-fn from_folders(docs: &[usize], places: &[Option<Place>]) -> Section {
+fn from_folders(
+    docs: &[usize],
+    places: &[Option<Place>],
+    bad: &mut Vec<(PathBuf, String)>,
+) -> Section {
     let mut root = Section::default();
+    // Each folder section's folder on disk, for its Docusaurus category file.
+    let mut dirs: HashMap<String, PathBuf> = HashMap::new();
     for &i in docs {
         let p = places[i].as_ref().expect("placed");
         let mut s = &mut root;
         let mut key = String::new();
-        for f in &p.folders {
+        for (depth, f) in p.folders.iter().enumerate() {
             key = if key.is_empty() {
                 f.clone()
             } else {
                 format!("{key}/{f}")
             };
+            if !dirs.contains_key(&key)
+                && let Some(dir) = p.abs.ancestors().nth(p.folders.len() - depth)
+            {
+                dirs.insert(key.clone(), dir.to_path_buf());
+            }
             s = s.child(f, key.clone());
         }
         if p.multi {
@@ -216,13 +231,83 @@ fn from_folders(docs: &[usize], places: &[Option<Place>]) -> Section {
         }
         s.pages.push(i);
     }
+    categories(&mut root, &dirs, bad);
     root
+}
+
+/// Docusaurus' `_category_.json` (or `.yml`) of a folder: its `label` titles the folder's
+/// section, its `position` orders it among its siblings (those without one keep their order,
+/// after them).
+fn categories(s: &mut Section, dirs: &HashMap<String, PathBuf>, bad: &mut Vec<(PathBuf, String)>) {
+    let mut positions: HashMap<String, f64> = HashMap::new();
+    for c in &mut s.children {
+        categories(c, dirs, bad);
+        let Some(cat) = dirs.get(&c.key).and_then(|d| category(d, bad)) else {
+            continue;
+        };
+        if let Some(label) = cat.label.filter(|l| !l.trim().is_empty()) {
+            c.title.get_or_insert(label);
+        }
+        if let Some(p) = cat.position {
+            positions.insert(c.key.clone(), p);
+        }
+    }
+    if !positions.is_empty() {
+        s.children.sort_by(|a, b| {
+            let (pa, pb) = (positions.get(&a.key), positions.get(&b.key));
+            match (pa, pb) {
+                (Some(x), Some(y)) => x.total_cmp(y),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => std::cmp::Ordering::Equal,
+            }
+        });
+    }
+}
+
+/// What a Docusaurus category file says of its folder.
+#[derive(Debug, Default, serde::Deserialize)]
+struct Category {
+    label: Option<String>,
+    position: Option<f64>,
+}
+
+/// The category file of `dir`, if any; one that cannot be read as one is named in `bad`.
+fn category(dir: &Path, bad: &mut Vec<(PathBuf, String)>) -> Option<Category> {
+    let json = dir.join("_category_.json");
+    let (file, parsed) = if let Ok(text) = std::fs::read_to_string(&json) {
+        (json, serde_json::from_str(&text).map_err(|e| e.to_string()))
+    } else {
+        let (file, text) = ["_category_.yml", "_category_.yaml"]
+            .iter()
+            .map(|f| dir.join(f))
+            .find_map(|f| std::fs::read_to_string(&f).ok().map(|t| (f, t)))?;
+        (
+            file,
+            serde_yaml_ng::from_str(&text).map_err(|e| e.to_string()),
+        )
+    };
+    parsed
+        .map_err(|e| {
+            bad.push((
+                file,
+                format!(
+                    "not a Docusaurus category ({e}); the folder keeps its own title and order"
+                ),
+            ))
+        })
+        .ok()
 }
 
 /// The navigation's sections, in its order; documents it does not list join the section that
 /// lists most pages of their folder (or a folder above it, short of the docs root), else their
 /// folders' sections.
-fn from_nav(nav: &Nav, docs: &[usize], places: &[Option<Place>]) -> Section {
+fn from_nav(
+    nav: &Nav,
+    docs: &[usize],
+    places: &[Option<Place>],
+    bad: &mut Vec<(PathBuf, String)>,
+) -> Section {
     let docs_dir = crate::paths::abs(&nav.docs_dir);
     let mut by_path: HashMap<String, usize> = HashMap::new();
     for &i in docs {
@@ -287,7 +372,7 @@ fn from_nav(nav: &Nav, docs: &[usize], places: &[Option<Place>]) -> Section {
         }
     }
     if !rest.is_empty() {
-        let extra = from_folders(&rest, places);
+        let extra = from_folders(&rest, places, bad);
         root.pages.extend(extra.pages);
         root.children.extend(extra.children);
     }

@@ -563,3 +563,53 @@ fn a_vitepress_repo_follows_its_sidebar() {
     );
     assert!(coherence(&by_page) >= 0.9, "{}", coherence(&by_page));
 }
+
+/// Docusaurus folders: `_category_.json` (or `.yml`) labels a folder's section and its
+/// `position` orders the skills; a category file that is not one is named, and the folder
+/// keeps its own name.
+#[test]
+fn docusaurus_category_files_title_and_order_the_folders() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let page = |p: &str, text: &str| {
+        let f = d.join("c").join(p);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, text).unwrap();
+    };
+    for (folder, words) in [
+        ("advanced", ["plugins", "themes", "swizzling"]),
+        ("basics", ["install", "configure", "deploy"]),
+        ("api", ["routes", "hooks", "config"]),
+    ] {
+        for w in words {
+            page(
+                &format!("{folder}/{w}.md"),
+                &format!("# {w}\n\nHow to {w} the site with the {folder} tools.\n"),
+            );
+        }
+    }
+    page(
+        "basics/_category_.json",
+        "{\"label\": \"Getting Started\", \"position\": 1}",
+    );
+    page(
+        "advanced/_category_.yml",
+        "label: Guides for experts\nposition: 2\n",
+    );
+    page("api/_category_.json", "{\"label\": ");
+    let o = c2s(d, &["build", "c", "--out", "o", "--set", "K=3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("api/_category_.json: not a Docusaurus category"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        skill_folders(&d.join("o")),
+        [
+            "skill-00-getting-started",
+            "skill-01-guides-for-experts",
+            "skill-02-api"
+        ]
+    );
+}
