@@ -381,6 +381,15 @@ pub fn one_line(s: &str) -> String {
     out
 }
 
+/// `s` with its first letter upper-cased.
+pub fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -137,7 +137,7 @@ fn admonition(t: &str) -> Option<String> {
     let kind = kind.split_whitespace().next().unwrap_or("note");
     Some(match title {
         Some(t) => t.to_string(),
-        None => capitalize(kind),
+        None => crate::text::capitalize(kind),
     })
 }
 
@@ -189,7 +189,7 @@ fn block_open(t: &str) -> Option<String> {
         return Some(String::new());
     }
     Some(if title.is_empty() || title.starts_with('{') {
-        capitalize(kind)
+        crate::text::capitalize(kind)
     } else {
         title.to_string()
     })
@@ -199,14 +199,6 @@ fn block_open(t: &str) -> Option<String> {
 fn is_block_close(t: &str) -> bool {
     let t = t.trim_end();
     t == "///" || (t.len() >= 3 && t.chars().all(|c| c == ':'))
-}
-
-fn capitalize(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
-    }
 }
 
 #[cfg(test)]

@@ -84,8 +84,15 @@ fn pair_renames(
             });
         }
     }
-    added.retain(|a| !pairs.iter().any(|r| &r.to == a));
-    deleted.retain(|d| !pairs.iter().any(|r| &r.from == d));
+    let (to, from): (
+        std::collections::HashSet<&str>,
+        std::collections::HashSet<&str>,
+    ) = pairs
+        .iter()
+        .map(|r| (r.to.as_str(), r.from.as_str()))
+        .unzip();
+    added.retain(|a| !to.contains(a.as_str()));
+    deleted.retain(|d| !from.contains(d.as_str()));
     pairs
 }
 

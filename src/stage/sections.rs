@@ -101,12 +101,7 @@ impl Shaping<'_> {
 /// A folder or file name as a title: `getting-started` → `Getting started`.
 fn humanize(name: &str) -> String {
     let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
-    let words = stem.replace(['-', '_'], " ");
-    let mut c = words.trim().chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
-    }
+    crate::text::capitalize(stem.replace(['-', '_'], " ").trim())
 }
 
 /// The top-level shapes of an outline: at most `K`.

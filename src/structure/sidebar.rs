@@ -56,7 +56,7 @@ pub fn read(file: &Path, docs_dir: &Path) -> Result<Option<Nav>, (PathBuf, Strin
                 let inner = items(list, base);
                 let title = prefix.trim_matches('/').rsplit('/').next().unwrap_or("");
                 (!inner.is_empty()).then(|| NavItem::Section {
-                    title: capitalize(&title.replace(['-', '_'], " ")),
+                    title: crate::text::capitalize(&title.replace(['-', '_'], " ")),
                     items: inner,
                 })
             })
@@ -131,13 +131,6 @@ fn page_path(base: &str, link: &str) -> Option<String> {
     } else {
         format!("{p}.md")
     })
-}
-
-fn capitalize(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().chain(c).collect())
-        .unwrap_or_default()
 }
 
 /// Where the value of the first `key:` outside strings and comments starts.
