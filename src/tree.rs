@@ -20,6 +20,9 @@ pub struct Node {
     pub docs: Vec<usize>,
     /// Documents that live elsewhere but nearly belong here (`@see` stubs), leaves only.
     pub see_also: Vec<usize>,
+    /// Whether `docs` are in the authors' order (a section's pages), which its rows keep;
+    /// otherwise rows are sorted by id.
+    pub ordered: bool,
     pub summary: String,
     pub label: String,
     pub tags: Tags,

@@ -5,7 +5,7 @@ use serde_json::Value;
 use crate::diag::Diagnostics;
 
 /// One record read from a source file, before ids are assigned.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct RawRecord {
     pub id: Option<String>,
     pub title: Option<String>,
@@ -17,6 +17,9 @@ pub struct RawRecord {
     /// The file line `text` starts on (after a Markdown file's frontmatter); 0 when lines of the
     /// text do not map to lines of the file (HTML).
     pub body_line: usize,
+    /// Its place among its folder's pages, as its frontmatter gives it: Docusaurus'
+    /// `sidebar_position`, Hugo's `weight`, Jekyll's `nav_order`.
+    pub position: Option<f64>,
 }
 
 /// The formats c2s reads, chosen by file extension.
@@ -32,7 +35,8 @@ pub enum Format {
 impl Format {
     pub fn from_extension(ext: &str) -> Option<Format> {
         match ext.to_ascii_lowercase().as_str() {
-            "md" | "markdown" => Some(Format::Markdown),
+            // MDX: Docusaurus pages, read with their imports and components removed.
+            "md" | "markdown" | "mdx" => Some(Format::Markdown),
             "txt" => Some(Format::Text),
             "json" => Some(Format::Json),
             "jsonl" | "ndjson" => Some(Format::JsonLines),
@@ -79,6 +83,7 @@ pub fn parse_markdown(
     diags: &mut Diagnostics,
 ) -> (RawRecord, Option<&'static str>) {
     let (front, body) = split_frontmatter(text);
+    let toml = text.starts_with("+++");
     let mut rec = RawRecord {
         // Raw HTML tags are layout, not text (an icon's `<i class="fa …">`): their text stays.
         text: crate::markdown::without_html_tags(&crate::markdown::dialect::to_commonmark(body)),
@@ -89,13 +94,16 @@ pub fn parse_markdown(
         return (rec, None);
     };
     let mut unpublished = None;
-    match serde_yaml_ng::from_str::<serde_yaml_ng::Value>(front) {
+    match front_matter(front, toml) {
         Ok(serde_yaml_ng::Value::Mapping(map)) => {
             let get = |k: &str| map.get(serde_yaml_ng::Value::String(k.into()));
             unpublished = unpublished_mark(&get);
             rec.title = get("title").and_then(yaml_scalar);
             rec.description = get("description").and_then(yaml_scalar);
             rec.id = get("id").and_then(yaml_scalar);
+            rec.position = ["sidebar_position", "weight", "nav_order"]
+                .iter()
+                .find_map(|k| get(k).and_then(yaml_number));
             rec.tags = match get("tags") {
                 Some(serde_yaml_ng::Value::Sequence(s)) => {
                     s.iter().filter_map(yaml_scalar).collect()
@@ -108,16 +116,13 @@ pub fn parse_markdown(
         Ok(_) => diags.warn(
             file,
             Some(2),
-            "frontmatter is not a YAML mapping; it was ignored",
+            "frontmatter is not a mapping; it was ignored",
         ),
-        Err(e) => {
-            let line = e.location().map(|l| l.line() + 1);
-            diags.warn(
-                file,
-                line,
-                format!("invalid YAML frontmatter ({e}); it was ignored, the body was kept"),
-            );
-        }
+        Err((line, e)) => diags.warn(
+            file,
+            line,
+            format!("invalid frontmatter ({e}); it was ignored, the body was kept"),
+        ),
     }
     (rec, unpublished)
 }
@@ -138,6 +143,16 @@ fn unpublished_mark<'a>(
         .then_some("left out of the site's search (frontmatter `search: exclude: true`)")
 }
 
+/// A number, or a string that holds one (`sidebar_position: "3"`).
+fn yaml_number(v: &serde_yaml_ng::Value) -> Option<f64> {
+    match v {
+        serde_yaml_ng::Value::Number(n) => n.as_f64(),
+        serde_yaml_ng::Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+    .filter(|p: &f64| p.is_finite())
+}
+
 fn split_tags(s: &str) -> Vec<String> {
     s.split(',')
         .map(|t| t.trim().to_string())
@@ -156,18 +171,38 @@ fn yaml_scalar(v: &serde_yaml_ng::Value) -> Option<String> {
     (!s.is_empty()).then_some(s)
 }
 
-/// Returns (frontmatter, body). Frontmatter must open on the first line with `---`.
+/// Frontmatter as a YAML value: YAML, or TOML (Hugo's `+++` frontmatter). An error gives the
+/// file line it is on, when known.
+fn front_matter(front: &str, toml: bool) -> Result<serde_yaml_ng::Value, (Option<usize>, String)> {
+    if !toml {
+        return serde_yaml_ng::from_str(front)
+            .map_err(|e| (e.location().map(|l| l.line() + 1), format!("YAML: {e}")));
+    }
+    let table = toml::from_str::<toml::Table>(front).map_err(|e| {
+        let line = e.span().map(|s| front[..s.start].matches('\n').count() + 2);
+        (line, format!("TOML: {}", e.message()))
+    })?;
+    serde_yaml_ng::to_value(table).map_err(|e| (None, e.to_string()))
+}
+
+/// Returns (frontmatter, body). Frontmatter must open on the first line with `---` (YAML) or
+/// `+++` (TOML), and close with the same line.
 fn split_frontmatter(text: &str) -> (Option<&str>, &str) {
+    let fence = if text.starts_with("+++") {
+        "+++"
+    } else {
+        "---"
+    };
     let Some(rest) = text
-        .strip_prefix("---\n")
-        .or_else(|| text.strip_prefix("---\r\n"))
+        .strip_prefix(fence)
+        .and_then(|r| r.strip_prefix('\n').or_else(|| r.strip_prefix("\r\n")))
     else {
         return (None, text);
     };
     let mut offset = 0;
     for line in rest.split_inclusive('\n') {
         let trimmed = line.trim_end();
-        if trimmed == "---" || trimmed == "..." {
+        if trimmed == fence || (fence == "---" && trimmed == "...") {
             return (Some(&rest[..offset]), &rest[offset + line.len()..]);
         }
         offset += line.len();
@@ -311,6 +346,7 @@ fn record_from_value(
         text: text.to_string(),
         line: Some(n),
         body_line: 1,
+        position: None,
     })
 }
 
@@ -332,6 +368,31 @@ mod tests {
         assert_eq!(r.tags, vec!["a", "b"]);
         assert_eq!(r.text, "# Body\ntext\n");
         assert!(d.warnings.is_empty());
+    }
+
+    #[test]
+    fn hugo_toml_frontmatter_and_positions() {
+        // An AWS workshop page (Hugo): TOML frontmatter with a weight.
+        let mut d = Diagnostics::default();
+        let page = "+++\ntitle = \"Container Orchestration\"\nchapter = false\nweight = 1\n+++\n\n## Introduction\n";
+        let (r, _) = parse_markdown(page, "x.md", &mut d);
+        assert_eq!(r.title.as_deref(), Some("Container Orchestration"));
+        assert_eq!(r.position, Some(1.0));
+        assert_eq!(r.text, "\n## Introduction\n");
+        assert_eq!(r.body_line, 6);
+        let (r, _) = parse_markdown("---\nsidebar_position: \"2.5\"\n---\nx\n", "y.md", &mut d);
+        assert_eq!(r.position, Some(2.5));
+        assert!(d.warnings.is_empty(), "{:?}", d.warnings);
+        // A TOML error names its line.
+        let (r, _) = parse_markdown(
+            "+++\ntitle = \"A\"\nweight = = 1\n+++\nbody\n",
+            "z.md",
+            &mut d,
+        );
+        assert_eq!(r.text, "body\n");
+        assert_eq!(d.warnings[0].line, Some(3), "{:?}", d.warnings);
+        assert!(d.warnings[0].message.contains("TOML"), "{:?}", d.warnings);
+        assert_eq!(Format::from_extension("mdx"), Some(Format::Markdown));
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub struct SourceInput {
 }
 
 /// What parsing one file gave.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Parsed {
     pub records: Vec<RawRecord>,
     pub warnings: Vec<Warning>,

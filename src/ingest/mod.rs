@@ -53,7 +53,7 @@ pub struct Document {
 
 /// Where a document's file was found: the walk's own account, which the tree step follows when
 /// it reads the authors' structure.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Origin {
     /// Its corpus folder, as an index into the corpus paths.
     pub root: usize,
@@ -63,6 +63,8 @@ pub struct Origin {
     pub multi: bool,
     /// The file line the text starts on (0 when lines of the text are not lines of the file).
     pub line: usize,
+    /// Its place among its folder's pages, from its frontmatter (`sidebar_position`, `weight`).
+    pub position: Option<f64>,
 }
 
 impl Document {

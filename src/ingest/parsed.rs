@@ -21,7 +21,7 @@ use crate::db::keyed::{Layered, Row};
 use crate::diag::Warning;
 use crate::planted::Flag;
 
-const MAGIC: &[u8] = b"c2s-parsed 1\n";
+const MAGIC: &[u8] = b"c2s-parsed 2\n";
 
 /// Where the parsed sources of the output `out` are kept (`memo` is the memo's path).
 pub fn path_for(out: &Path, memo: &Path) -> PathBuf {
@@ -120,6 +120,7 @@ pub(super) fn encode(parsed: &Parsed, scans: &[Scan]) -> Vec<u8> {
         put_str(&mut w, &r.text);
         put_opt_len(&mut w, r.line);
         put_len(&mut w, r.body_line);
+        put_opt(&mut w, r.position.map(|p| p.to_string()).as_deref());
         put_str(&mut w, &s.text_hash);
         put_len(&mut w, s.flags.len());
         for f in &s.flags {
@@ -155,6 +156,7 @@ fn decode(r: &mut Reader) -> Option<Entry> {
             text: r.string()?,
             line: r.opt_len()?,
             body_line: r.len()?,
+            position: r.opt()?.and_then(|p| p.parse().ok()),
         });
         let text_hash = r.string()?;
         let flags = (0..r.len()?)
@@ -282,6 +284,7 @@ mod tests {
                 text: text.into(),
                 line: Some(3),
                 body_line: 4,
+                position: Some(2.5),
             },
             RawRecord {
                 id: None,
@@ -291,6 +294,7 @@ mod tests {
                 text: "plain".into(),
                 line: None,
                 body_line: 0,
+                position: None,
             },
         ];
         let scans = records.iter().map(|r| Scan::of(&r.text)).collect();

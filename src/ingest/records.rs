@@ -57,7 +57,11 @@ pub(super) fn add_document(
         _ => (file.to_string(), loc.rel.to_string()),
     };
     if rec.text.trim().is_empty() {
-        diags.warn(file, line, "empty document; skipped");
+        diags.warn(
+            file,
+            line,
+            "empty document: no text besides markup and components; skipped",
+        );
         return;
     }
     let Scan {
@@ -168,6 +172,7 @@ pub(super) fn add_document(
             rel: loc.rel.to_string(),
             multi: loc.multi,
             line: rec.body_line,
+            position: rec.position,
         }),
     });
 }

@@ -128,6 +128,9 @@ pub(super) fn collect_files(
         };
         walker.build_parallel().run(|| Box::new(visit));
         let mut met = met.into_inner().unwrap_or_else(|p| p.into_inner());
+        if include.empty {
+            unlisted_chapters(&mut met, root, opts);
+        }
         met.sort_unstable_by(|a, b| path_order(a.at(), b.at()));
         for m in met {
             match m {
@@ -260,6 +263,29 @@ fn meet(
         ext,
     };
     Some(Met::File(c))
+}
+
+/// The Markdown files of an mdBook's `src` that its `SUMMARY.md` does not list, marked as not
+/// pages: mdBook does not build them (they are files that chapters include).
+fn unlisted_chapters(met: &mut [Met], root: &Path, opts: &IngestOptions) {
+    let Some((src, listed)) = crate::structure::nav::book_chapters(root, opts.top.as_deref())
+    else {
+        return;
+    };
+    for m in met.iter_mut() {
+        let Met::File(c) = m else { continue };
+        if c.format != Some(Format::Markdown) {
+            continue;
+        }
+        let abs = crate::paths::abs(&c.path);
+        let Ok(rel) = abs.strip_prefix(&src) else {
+            continue;
+        };
+        if !listed.contains(&rel.to_string_lossy().replace('\\', "/")) {
+            let why = "not a chapter: the book's SUMMARY.md does not list it";
+            *m = Met::NotAPage(c.path.clone(), c.display.clone(), why);
+        }
+    }
 }
 
 /// Why a file is not a page of the site, though its type is read: mdBook's `SUMMARY.md` (the

@@ -11,7 +11,7 @@ use crate::markdown::plain_text;
 use crate::text::{clip_chars, clip_line, clip_words, one_line, sentences};
 
 /// Version of the extractive algorithms; part of the manifest and memo keys.
-pub const EXTRACTIVE_VERSION: &str = "extractive-4";
+pub const EXTRACTIVE_VERSION: &str = "extractive-5";
 
 /// Deterministic, offline, and local to each input (no corpus-wide statistics).
 #[derive(Debug, Default, Clone, Copy)]

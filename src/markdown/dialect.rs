@@ -1,8 +1,10 @@
 //! Site generators' Markdown dialects read as their sites show them: attribute lists
 //! (`{ #id }`, `{: .class }`) leave headings, MkDocs/PyMdown admonitions (`!!!`, `???`,
 //! `/// type | Title`), tabs (`=== "Tab"`) and VitePress/Docusaurus containers (`::: tip Title`)
-//! become titled quotes, and a block's indented body loses its indent. Code fences are left
-//! as they are.
+//! become titled quotes, and a block's indented body loses its indent; MDX and Hugo markup is
+//! read as `components` says. Code fences are left as they are.
+
+use super::components::{Components, Line};
 
 /// How much deeper than its opening line an admonition's or tab's body is indented.
 const BODY_INDENT: usize = 4;
@@ -13,6 +15,7 @@ pub fn to_commonmark(md: &str) -> String {
     let mut fence: Option<(char, usize)> = None;
     // The indents the bodies of the admonitions and tabs being read start at, outermost first.
     let mut bodies: Vec<usize> = Vec::new();
+    let mut components = Components::default();
     for line in md.split_inclusive('\n') {
         let (text, eol) = match line.strip_suffix('\n') {
             Some(t) => (t.strip_suffix('\r').unwrap_or(t), "\n"),
@@ -45,6 +48,37 @@ pub fn to_commonmark(md: &str) -> String {
             out.push_str(text);
             out.push_str(eol);
             continue;
+        }
+        let line = components.line(trimmed, text.len() == trimmed.len());
+        // Inside a component element, indentation is layout, not an indented code block.
+        let text = if components.inside() { trimmed } else { text };
+        match line {
+            Line::Keep => {}
+            Line::Verbatim => {
+                out.push_str(text);
+                out.push_str(eol);
+                continue;
+            }
+            Line::Drop => {
+                out.push_str(eol);
+                continue;
+            }
+            Line::Title(title) => {
+                push_title(&mut out, &title, eol);
+                continue;
+            }
+            Line::Fence(lang) => {
+                out.push_str("```");
+                out.push_str(&lang);
+                out.push_str(eol);
+                continue;
+            }
+            Line::Text(t) => {
+                out.push_str(&text[..text.len() - trimmed.len()]);
+                out.push_str(&t);
+                out.push_str(eol);
+                continue;
+            }
         }
         if let Some(title) = admonition(trimmed).or_else(|| tab(trimmed)) {
             bodies.push(indent + BODY_INDENT);
@@ -257,5 +291,66 @@ mod tests {
     fn code_fences_are_left_alone() {
         let md = "```\n# not { #a }\n!!! note\n:::\n```\n";
         assert_eq!(to_commonmark(md), md);
+    }
+
+    /// The text an agent reads: what is left after the dialect, the tags and the parser.
+    fn read(md: &str) -> String {
+        crate::markdown::plain_text(&crate::markdown::without_html_tags(&to_commonmark(md)))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn mdx_imports_and_components_go_and_their_text_stays() {
+        // A Docusaurus page (pglet's callout control docs): imports, a multi-line <Tabs>, tabs.
+        let md = "## Examples\n\nimport Tabs from '@theme/Tabs';\nimport TabItem from '@theme/TabItem';\n\n<Tabs groupId=\"languages\" defaultValue=\"python\" values={[\n  { label: 'Python', value: 'python', },\n  { label: 'Bash', value: 'bash', },\n]}>\n\n<TabItem value=\"python\">\n\n```python\n# TODO\n```\n\n</TabItem>\n\n<TabItem value=\"bash\">\n\n[Callout control live demo in Bash](https://repl.it/@pglet/bash-callout-example)\n\n</TabItem>\n\n</Tabs>\n";
+        let out = to_commonmark(md);
+        assert!(
+            !out.contains("import") && !out.contains("<Tab") && !out.contains("label:"),
+            "{out}"
+        );
+        assert!(
+            out.contains("> **python**") && out.contains("> **bash**"),
+            "{out}"
+        );
+        assert_eq!(
+            read(md),
+            "Examples python bash Callout control live demo in Bash"
+        );
+        // Multi-line imports, inline components with attributes, self-closing ones, comments.
+        let md = "import {\n  type Activiteit,\n  filter,\n} from '../../data/projecten';\n\n<TabItem value=\"aider\" label=\"Aider\">\n\nThe id is <CopyableCode code=\"aws.transfer.agreements\" /> and <Highlight color=\"#25c2a0\">green</Highlight> {/* a note */}.\n";
+        let out = to_commonmark(md);
+        assert!(out.contains("> **Aider**"), "{out}");
+        assert_eq!(read(md), "Aider The id is and green .");
+        // Prose is not MDX: `Vec<String>` stays, and so does a sentence that imports.
+        assert_eq!(
+            read("A Vec<String> holds text.\nimport data from the old system."),
+            "A Vec<String> holds text. import data from the old system."
+        );
+    }
+
+    #[test]
+    fn hugo_shortcodes_go_and_their_text_stays() {
+        // The EKS workshop: a notice block; a blog: refs in links; a figure with a caption.
+        let md = "{{% notice tip %}}\nIn this workshop we will give you the commands.\n{{% /notice %}}\n\nSee the [config class]({{< ref \"../python-config.md\" >}}) pattern.\n{{< figure src=\"/images/a.jpg\" caption=\"The build graph\" >}}\n{{< youtube w7Ft2ymGmfc >}}\n";
+        let out = to_commonmark(md);
+        assert!(out.contains("> **Tip**"), "{out}");
+        assert!(out.contains("[config class](../python-config.md)"), "{out}");
+        assert_eq!(
+            read(md),
+            "Tip In this workshop we will give you the commands. See the config class pattern. The build graph"
+        );
+        // A highlight shortcode is a code block; an escaped shortcode is shown as Hugo shows it.
+        let md = "{{< highlight go >}}\nfunc main() {}\n{{< /highlight >}}\nWrite {{</* youtube id */>}} to embed.\n";
+        let b = crate::markdown::blocks(&to_commonmark(md));
+        assert_eq!(
+            b[0],
+            crate::markdown::Block::Code {
+                lang: "go".into(),
+                code: "func main() {}".into()
+            }
+        );
+        assert_eq!(read(md), "Write {{< youtube id >}} to embed.");
     }
 }

@@ -69,6 +69,7 @@ const HTML_TAGS: &[&str] = &[
     "svg",
     "table",
     "tbody",
+    "template",
     "td",
     "tfoot",
     "th",
@@ -82,8 +83,9 @@ const HTML_TAGS: &[&str] = &[
     "wbr",
 ];
 
-/// Elements whose content is not text either (removed with their tags).
-const HIDDEN: &[&str] = &["script", "style", "noscript", "template"];
+/// Elements whose content is not text either (removed with their tags). A `<template>` is not
+/// one: in a Markdown page it is a Vue slot (`<template #lead>…</template>`), which is shown.
+const HIDDEN: &[&str] = &["script", "style", "noscript"];
 
 /// Elements that end a line when they close (or, for `br` and `hr`, where they stand).
 const BREAKS: &[&str] = &[

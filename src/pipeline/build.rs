@@ -79,6 +79,9 @@ pub enum TreeMode {
         titled: usize,
         made: usize,
         secs: f64,
+        /// The navigation and category files it was read from (inputs of the build).
+        #[serde(skip)]
+        inputs: Vec<std::path::PathBuf>,
     },
 }
 
@@ -258,7 +261,7 @@ fn build_on(
         timings: BTreeMap::new(),
     };
     let mut diags = Diagnostics::default();
-    let (on_disk, stat_taken, corpus) = match examined {
+    let (on_disk, stat_taken, mut corpus) = match examined {
         None => {
             let taken = crate::db::statindex::now_ns();
             let corpus = ingest::ingest(&ingest_opts, graph, &mut diags)?;
@@ -368,6 +371,13 @@ fn build_on(
         progress,
     )?;
     laps.lap("tree");
+    if let TreeMode::Structured { inputs, .. } = &mode {
+        crate::pipeline::tree::add_structure_sources(
+            &mut corpus.sources,
+            inputs,
+            &opts.display_base,
+        );
+    }
 
     enrich::exemplars(&mut tree, doc_vectors, cfg.tree.exemplars);
     enrich::related(&mut tree, cfg.tree.related_skills);

@@ -6,7 +6,11 @@ use super::build::{BuildOptions, TreeMode};
 use crate::config::Structure;
 use crate::db::exec::Executor;
 use crate::error::BuildError;
-use crate::ingest::{Document, IngestOptions};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use crate::db::statindex::Stat;
+use crate::ingest::{Document, IngestOptions, SourceFile};
 use crate::llm::Card;
 use crate::matrix::Matrix;
 use crate::progress::Progress;
@@ -119,6 +123,7 @@ fn structured_outline(
                 root: f.root,
                 rel: &f.rel,
                 multi: f.multi,
+                position: f.position,
             })
         })
         .collect();
@@ -161,6 +166,32 @@ fn structured(
             titled: stats.titled,
             made: stats.made,
             secs: clock.elapsed().as_secs_f64(),
+            inputs: outline.inputs.clone(),
         },
     ))
+}
+
+/// The navigation and category files a structured tree was read from, as sources of the build
+/// beside the pages (shown relative to `base`, as include inputs are): `check` then names an
+/// edited `mkdocs.yml` or `SUMMARY.md`, and the next build follows it.
+pub(crate) fn add_structure_sources(sources: &mut Vec<SourceFile>, files: &[PathBuf], base: &Path) {
+    let base = std::fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
+    let mut seen: HashSet<String> = sources.iter().map(|s| s.path.clone()).collect();
+    for file in files {
+        let stat = std::fs::metadata(file).ok().map(|m| Stat::of(&m));
+        let Ok(bytes) = std::fs::read(file) else {
+            continue;
+        };
+        let path = crate::format::lock::relative_path(&base, file)
+            .to_string_lossy()
+            .replace('\\', "/");
+        if seen.insert(path.clone()) {
+            sources.push(SourceFile {
+                path,
+                hash: crate::hash::content_hash(&bytes),
+                stat,
+                included: true,
+            });
+        }
+    }
 }

@@ -168,7 +168,7 @@ pub fn node_subject(tree: &Tree, node: usize, docs: &[Document]) -> String {
 }
 
 /// Bumped when what a leaf's input is made of changes within one c2s version.
-const RECIPE_VERSION: u32 = 1;
+const RECIPE_VERSION: u32 = 2;
 
 /// The name under which leaf group recipes are counted.
 pub const GROUP: &str = "group";

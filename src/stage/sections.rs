@@ -508,6 +508,7 @@ fn add(
             tree.nodes[idx].level = 1;
             tree.nodes[idx].docs = docs.clone();
             tree.nodes[idx].see_also = stubs.clone();
+            tree.nodes[idx].ordered = true;
         }
         Shape::Inner { children, .. } => {
             let kids: Vec<usize> = children
@@ -588,6 +589,7 @@ mod tests {
             Outline {
                 root,
                 navs: Vec::new(),
+                inputs: Vec::new(),
             },
             next,
         )

@@ -73,6 +73,17 @@ pub struct Outline {
     pub root: Section,
     /// The navigation files followed, as shown to the user.
     pub navs: Vec<String>,
+    /// Every file the structure was read from (navigation and category files): inputs of the
+    /// build, as pages are.
+    pub inputs: Vec<PathBuf>,
+}
+
+/// What reading the structure met besides sections: files that could not be read as what
+/// their names say (with why), and every file read.
+#[derive(Default)]
+struct Reading {
+    bad: Vec<(PathBuf, String)>,
+    files: Vec<PathBuf>,
 }
 
 impl Outline {
@@ -91,11 +102,13 @@ impl Outline {
 
 /// A document as the walk found it: its corpus folder (an index into the corpus paths), its path
 /// below it (`/`-separated), and whether its file holds many records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Page<'a> {
     pub root: usize,
     pub rel: &'a str,
     pub multi: bool,
+    /// Its place among its folder's pages, from its frontmatter (`sidebar_position`, `weight`).
+    pub position: Option<f64>,
 }
 
 /// Where a document's file is, relative to the folder it was found under.
@@ -107,6 +120,7 @@ struct Place {
     /// A file of many records (JSONL): its records form a section of their own.
     multi: bool,
     abs: PathBuf,
+    position: Option<f64>,
 }
 
 /// Reads the structure of the documents found under `roots` (the corpus folders) at `pages`
@@ -132,28 +146,33 @@ pub fn outline(
     let top = top.map(crate::paths::abs);
     let mut root = Section::default();
     let mut navs = Vec::new();
+    let mut inputs = Vec::new();
     for (r, dir) in roots.iter().enumerate() {
         let mine: Vec<usize> = (0..pages.len())
             .filter(|&i| places[i].as_ref().is_some_and(|p| p.root == r))
             .collect();
+        let mut read = Reading::default();
         let nav = match nav::find(dir, top.as_deref()) {
             Ok(nav) => nav,
             Err((file, msg)) => {
                 diags.warn(crate::paths::display(&file, display_base), None, msg);
+                // Fixed, it shapes the tree: an edit to it makes the output stale.
+                inputs.push(file);
                 None
             }
         };
-        let mut bad = Vec::new();
         let mut section = match nav {
             Some(nav) => {
                 navs.push(crate::paths::display(&nav.file, display_base));
-                from_nav(&nav, &mine, &places, &mut bad)
+                inputs.push(nav.file.clone());
+                from_nav(&nav, &mine, &places, &mut read)
             }
-            None => from_folders(&mine, &places, &mut bad),
+            None => from_folders(&mine, &places, &mut read),
         };
-        for (file, msg) in bad {
+        for (file, msg) in read.bad {
             diags.warn(crate::paths::display(&file, display_base), None, msg);
         }
+        inputs.extend(read.files);
         section.name = dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -172,7 +191,9 @@ pub fn outline(
         }
     }
     root.prune();
-    Outline { root, navs }
+    inputs.sort();
+    inputs.dedup();
+    Outline { root, navs, inputs }
 }
 
 fn place(page: &Page, roots: &[PathBuf], file_roots: &[bool]) -> Option<Place> {
@@ -185,6 +206,7 @@ fn place(page: &Page, roots: &[PathBuf], file_roots: &[bool]) -> Option<Place> {
         file,
         multi: page.multi,
         abs: dir.join(page.rel),
+        position: page.position,
     })
 }
 
@@ -196,11 +218,7 @@ fn is_index(file: &str) -> bool {
 
 /// The folders' sections: one per folder, one per file of many records; pages in path order,
 /// each folder's index page first.
-fn from_folders(
-    docs: &[usize],
-    places: &[Option<Place>],
-    bad: &mut Vec<(PathBuf, String)>,
-) -> Section {
+fn from_folders(docs: &[usize], places: &[Option<Place>], read: &mut Reading) -> Section {
     let mut root = Section::default();
     // Each folder section's folder on disk, for its Docusaurus category file.
     let mut dirs: HashMap<String, PathBuf> = HashMap::new();
@@ -231,18 +249,32 @@ fn from_folders(
         }
         s.pages.push(i);
     }
-    categories(&mut root, &dirs, bad);
+    categories(&mut root, &dirs, read);
+    order_pages(&mut root, places);
     root
+}
+
+/// A folder's pages in the order their frontmatter gives (`sidebar_position`, `weight`): those
+/// with a position first, by it; the others after them, in path order. The index page stays first.
+fn order_pages(s: &mut Section, places: &[Option<Place>]) {
+    let position = |i: &usize| places[*i].as_ref().and_then(|p| p.position);
+    let from = usize::from(s.index.is_some());
+    if s.pages[from..].iter().any(|i| position(i).is_some()) {
+        s.pages[from..].sort_by(|a, b| by_position(position(a), position(b)));
+    }
+    for c in &mut s.children {
+        order_pages(c, places);
+    }
 }
 
 /// Docusaurus' `_category_.json` (or `.yml`) of a folder: its `label` titles the folder's
 /// section, its `position` orders it among its siblings (those without one keep their order,
 /// after them).
-fn categories(s: &mut Section, dirs: &HashMap<String, PathBuf>, bad: &mut Vec<(PathBuf, String)>) {
+fn categories(s: &mut Section, dirs: &HashMap<String, PathBuf>, read: &mut Reading) {
     let mut positions: HashMap<String, f64> = HashMap::new();
     for c in &mut s.children {
-        categories(c, dirs, bad);
-        let Some(cat) = dirs.get(&c.key).and_then(|d| category(d, bad)) else {
+        categories(c, dirs, read);
+        let Some(cat) = dirs.get(&c.key).and_then(|d| category(d, read)) else {
             continue;
         };
         if let Some(label) = cat.label.filter(|l| !l.trim().is_empty()) {
@@ -254,14 +286,21 @@ fn categories(s: &mut Section, dirs: &HashMap<String, PathBuf>, bad: &mut Vec<(P
     }
     if !positions.is_empty() {
         s.children.sort_by(|a, b| {
-            let (pa, pb) = (positions.get(&a.key), positions.get(&b.key));
-            match (pa, pb) {
-                (Some(x), Some(y)) => x.total_cmp(y),
-                (Some(_), None) => std::cmp::Ordering::Less,
-                (None, Some(_)) => std::cmp::Ordering::Greater,
-                (None, None) => std::cmp::Ordering::Equal,
-            }
+            by_position(
+                positions.get(&a.key).copied(),
+                positions.get(&b.key).copied(),
+            )
         });
+    }
+}
+
+/// Positioned items first, by position; the others after them, in their order (a stable sort).
+fn by_position(a: Option<f64>, b: Option<f64>) -> std::cmp::Ordering {
+    match (a, b) {
+        (Some(x), Some(y)) => x.total_cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
     }
 }
 
@@ -272,8 +311,9 @@ struct Category {
     position: Option<f64>,
 }
 
-/// The category file of `dir`, if any; one that cannot be read as one is named in `bad`.
-fn category(dir: &Path, bad: &mut Vec<(PathBuf, String)>) -> Option<Category> {
+/// The category file of `dir`, if any (noted as read); one that cannot be read as one is noted
+/// as bad.
+fn category(dir: &Path, read: &mut Reading) -> Option<Category> {
     let json = dir.join("_category_.json");
     let (file, parsed) = if let Ok(text) = std::fs::read_to_string(&json) {
         (json, serde_json::from_str(&text).map_err(|e| e.to_string()))
@@ -287,9 +327,10 @@ fn category(dir: &Path, bad: &mut Vec<(PathBuf, String)>) -> Option<Category> {
             serde_yaml_ng::from_str(&text).map_err(|e| e.to_string()),
         )
     };
+    read.files.push(file.clone());
     parsed
         .map_err(|e| {
-            bad.push((
+            read.bad.push((
                 file,
                 format!(
                     "not a Docusaurus category ({e}); the folder keeps its own title and order"
@@ -302,12 +343,7 @@ fn category(dir: &Path, bad: &mut Vec<(PathBuf, String)>) -> Option<Category> {
 /// The navigation's sections, in its order; documents it does not list join the section that
 /// lists most pages of their folder (or a folder above it, short of the docs root), else their
 /// folders' sections.
-fn from_nav(
-    nav: &Nav,
-    docs: &[usize],
-    places: &[Option<Place>],
-    bad: &mut Vec<(PathBuf, String)>,
-) -> Section {
+fn from_nav(nav: &Nav, docs: &[usize], places: &[Option<Place>], read: &mut Reading) -> Section {
     let docs_dir = crate::paths::abs(&nav.docs_dir);
     let mut by_path: HashMap<String, usize> = HashMap::new();
     for &i in docs {
@@ -372,7 +408,7 @@ fn from_nav(
         }
     }
     if !rest.is_empty() {
-        let extra = from_folders(&rest, places, bad);
+        let extra = from_folders(&rest, places, read);
         root.pages.extend(extra.pages);
         root.children.extend(extra.children);
     }

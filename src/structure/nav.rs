@@ -2,6 +2,7 @@
 //! `SUMMARY.md` (parsed by `mdbook-summary`, mdBook's own parser) and VitePress' sidebar (read
 //! as plain data by `sidebar`), found at or above a corpus folder, up to the project root.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use serde_yaml_ng::Value;
@@ -63,6 +64,29 @@ pub fn find(root: &Path, top: Option<&Path>) -> Result<Option<Nav>, (PathBuf, St
         dir = d.parent();
     }
     Ok(None)
+}
+
+/// The chapters of the mdBook that covers `root`, if one does: its `src` folder and the paths
+/// below it that its `SUMMARY.md` lists. mdBook builds those alone; another Markdown file in
+/// `src` is a file chapters include, not a page.
+pub fn book_chapters(root: &Path, top: Option<&Path>) -> Option<(PathBuf, HashSet<String>)> {
+    let nav = find(root, top).ok()??;
+    if nav.file.file_name()? != "SUMMARY.md" {
+        return None;
+    }
+    fn add(items: &[NavItem], out: &mut HashSet<String>) {
+        for item in items {
+            match item {
+                NavItem::Page { path, .. } => {
+                    out.insert(path.trim_start_matches("./").to_string());
+                }
+                NavItem::Section { items, .. } => add(items, out),
+            }
+        }
+    }
+    let mut listed = HashSet::new();
+    add(&nav.items, &mut listed);
+    Some((crate::paths::abs(&nav.docs_dir), listed))
 }
 
 /// Whether a corpus folder and a docs folder overlap (one holds the other).

@@ -166,7 +166,7 @@ fn a_traversal_include_is_refused_with_a_warning() {
     write(
         &root,
         "src/SUMMARY.md",
-        "# Summary\n\n- [Intro](intro.md)\n",
+        "# Summary\n\n- [Intro](intro.md)\n- [More](more.md)\n",
     );
     write(
         &root,

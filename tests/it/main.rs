@@ -38,6 +38,7 @@ mod real_llm;
 mod recipes;
 mod scale;
 mod serve;
+mod site_inputs;
 mod skill_pack;
 mod skills_server;
 mod state;

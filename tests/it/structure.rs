@@ -578,13 +578,19 @@ fn docusaurus_category_files_title_and_order_the_folders() {
     };
     for (folder, words) in [
         ("advanced", ["plugins", "themes", "swizzling"]),
-        ("basics", ["install", "configure", "deploy"]),
+        ("basics", ["configure", "deploy", "install"]),
         ("api", ["routes", "hooks", "config"]),
     ] {
         for w in words {
+            // A page's `sidebar_position` orders it in its folder; one without comes after.
+            let front = match w {
+                "deploy" => "---\nsidebar_position: 1\n---\n",
+                "install" => "---\nsidebar_position: 0.5\n---\n",
+                _ => "",
+            };
             page(
                 &format!("{folder}/{w}.md"),
-                &format!("# {w}\n\nHow to {w} the site with the {folder} tools.\n"),
+                &format!("{front}# {w}\n\nHow to {w} the site with the {folder} tools.\n"),
             );
         }
     }
@@ -611,5 +617,16 @@ fn docusaurus_category_files_title_and_order_the_folders() {
             "skill-01-guides-for-experts",
             "skill-02-api"
         ]
+    );
+    let skill =
+        std::fs::read_to_string(d.join("o/skills/skill-00-getting-started/SKILL.md")).unwrap();
+    let at = |w: &str| {
+        skill
+            .find(&format!("docs/{w}.md"))
+            .unwrap_or_else(|| panic!("{w}: {skill}"))
+    };
+    assert!(
+        at("install") < at("deploy") && at("deploy") < at("configure"),
+        "{skill}"
     );
 }

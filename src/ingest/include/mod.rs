@@ -460,8 +460,11 @@ pub fn has_directive(text: &str) -> bool {
 }
 
 fn is_markdown(file: &Path) -> bool {
-    file.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("md") || e.eq_ignore_ascii_case("markdown"))
+    file.extension().is_some_and(|e| {
+        ["md", "markdown", "mdx"]
+            .iter()
+            .any(|m| e.eq_ignore_ascii_case(m))
+    })
 }
 
 fn shown_dirs(dirs: &[PathBuf]) -> String {

@@ -255,7 +255,8 @@ fn joined(rel: &str, path: &str) -> Option<String> {
 }
 
 /// The document a path names, as the site generators name pages: the file itself, `.html` for
-/// `.md` (mdBook), no extension (VitePress, Docusaurus), a folder for its index page.
+/// `.md` (mdBook), no extension (VitePress, Docusaurus: `.md` or `.mdx`), a folder for its index
+/// page.
 fn find_doc(
     by_path: &HashMap<(usize, &str), usize>,
     root: usize,
@@ -268,6 +269,7 @@ fn find_doc(
     let base = stem.unwrap_or(&p).trim_end_matches('/');
     if stem.is_some() || !p.rsplit('/').next().unwrap_or("").contains('.') {
         tries.push(format!("{base}.md"));
+        tries.push(format!("{base}.mdx"));
         if let Some(dir) = base
             .strip_suffix("/index")
             .or(base.strip_suffix("index").filter(|b| b.is_empty()))
@@ -277,7 +279,7 @@ fn find_doc(
                 if dir.is_empty() { "" } else { "/" }
             ));
         }
-        for index in ["index.md", "README.md", "_index.md"] {
+        for index in ["index.md", "README.md", "_index.md", "index.mdx"] {
             tries.push(if base.is_empty() {
                 index.to_string()
             } else {

@@ -8,6 +8,7 @@ fn doc(rel: &str, text: &str) -> Document {
         rel: rel.into(),
         multi: false,
         line: 1,
+        position: None,
     });
     d
 }

@@ -136,13 +136,15 @@ fn frontmatter(s: &mut String, n: &Node, description: &str) {
     s.push_str("---\n");
 }
 
-/// Document rows (sorted by id), each linking the document's file (or its section of a bundle),
+/// Document rows (in the authors' order in a section, else sorted by id), each linking the document's file (or its section of a bundle),
 /// then `@see` stubs linking the home of a document that lives in another group; links are
 /// relative to the folder `from` of the page they are on.
 fn document_rows(s: &mut String, ctx: &Ctx, node: usize, from: &str) {
     let n = &ctx.tree.nodes[node];
     let mut rows: Vec<usize> = n.docs.clone();
-    rows.sort_by(|a, b| ctx.docs[*a].id.cmp(&ctx.docs[*b].id));
+    if !n.ordered {
+        rows.sort_by(|a, b| ctx.docs[*a].id.cmp(&ctx.docs[*b].id));
+    }
     for d in rows {
         let c = &ctx.cards[d];
         let _ = write!(
