@@ -2,6 +2,8 @@
 //! (`mkdocs.yml`'s `nav:`, mdBook's `SUMMARY.md`), in their order, with their titles; the tree
 //! step (`stage::sections`) makes the skill tree from it.
 
+pub mod docusaurus;
+mod js;
 pub mod nav;
 pub mod sidebar;
 

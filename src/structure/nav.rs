@@ -1,6 +1,7 @@
 //! Navigation files as their site generators read them: `mkdocs.yml`'s `nav:`, mdBook's
-//! `SUMMARY.md` (parsed by `mdbook-summary`, mdBook's own parser) and VitePress' sidebar (read
-//! as plain data by `sidebar`), found at or above a corpus folder, up to the project root.
+//! `SUMMARY.md` (parsed by `mdbook-summary`, mdBook's own parser), VitePress' sidebar and
+//! Docusaurus' sidebars (read as plain data by `sidebar` and `docusaurus`), found at or above a
+//! corpus folder, up to the project root.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -25,7 +26,8 @@ pub struct Nav {
     pub items: Vec<NavItem>,
 }
 
-/// The navigation that covers `root`: the nearest `mkdocs.yml`/`mkdocs.yaml` or `book.toml` at
+/// The navigation that covers `root`: the nearest `mkdocs.yml`/`mkdocs.yaml`, VitePress config,
+/// Docusaurus `sidebars.js` or `book.toml` at
 /// or above it whose docs folder holds `root` or lies inside it. The search stops at `top` (the
 /// project root: the folder of `c2s.toml`) or, without one, at the repository's root (the first
 /// folder holding `.git`). A file that cannot be read or parsed is a warning (`Err`), and the
@@ -47,6 +49,14 @@ pub fn find(root: &Path, top: Option<&Path>) -> Result<Option<Nav>, (PathBuf, St
             && let Some(nav) = super::sidebar::read(&config, d)?
         {
             return Ok(Some(nav));
+        }
+        if let Some(sidebars) = super::docusaurus::sidebars_in(d) {
+            let docs = d.join("docs");
+            if covers(&docs, root)
+                && let Some(nav) = super::docusaurus::read(&sidebars, &docs)?
+            {
+                return Ok(Some(nav));
+            }
         }
         let book = d.join("book.toml");
         if book.is_file() {

@@ -181,3 +181,128 @@ fn mdx_and_hugo_pages_are_read_as_their_sites_show_them() {
         "{nav}"
     );
 }
+
+/// A Docusaurus site's `sidebars.js` (kafka-backup's, cut down: the real file's categories,
+/// nested category, `link` items with computed `${siteUrl}` addresses, `export default`).
+const SIDEBARS: &str = r#"import config from './docusaurus.config.js';
+
+const siteUrl = config.url + config.baseUrl.replace(/\/$/, '');
+
+/** @type {import('@docusaurus/plugin-content-docs').SidebarsConfig} */
+const sidebars = {
+  docsSidebar: [
+    'intro',
+    {
+      type: 'category',
+      label: 'Deployment',
+      items: [
+        'deployment/index',
+        'deployment/docker',
+        {
+          type: 'category',
+          label: 'Cloud Setup',
+          items: [
+            'deployment/cloud-setup/aws-s3',
+            'deployment/cloud-setup/gcs',
+          ],
+        },
+      ],
+    },
+    {
+      type: 'category',
+      label: 'Operations Guides',
+      items: [
+        'guides/backup-to-s3',
+        'guides/restore-pitr',
+        'guides/security-setup',
+      ],
+    },
+    {
+      type: 'category',
+      label: 'LLM Resources',
+      collapsed: false,
+      items: [
+        {
+          type: 'link',
+          label: 'llms.txt',
+          href: `${siteUrl}/llms.txt`,
+        },
+      ],
+    },
+  ],
+};
+
+export default sidebars;
+"#;
+
+#[test]
+fn a_docusaurus_sidebars_file_is_followed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::create_dir_all(d.join(".git")).unwrap();
+    write(d, "site/sidebars.js", SIDEBARS);
+    // Doc ids drop number prefixes: `guides/01-backup-to-s3.md` is `guides/backup-to-s3`.
+    for (path, words) in [
+        ("intro.md", "what the backup tool does"),
+        ("deployment/index.md", "deploy the backup service"),
+        (
+            "deployment/docker.md",
+            "run the backup container with docker",
+        ),
+        (
+            "deployment/cloud-setup/aws-s3.md",
+            "an S3 bucket for backups",
+        ),
+        (
+            "deployment/cloud-setup/gcs.md",
+            "a Google Cloud Storage bucket",
+        ),
+        ("guides/01-backup-to-s3.md", "back up a topic to S3"),
+        ("guides/02-restore-pitr.md", "restore to a point in time"),
+        ("guides/03-security-setup.md", "TLS and SASL for the backup"),
+    ] {
+        let title = path.rsplit('/').next().unwrap().trim_end_matches(".md");
+        write(
+            d,
+            &format!("site/docs/{path}"),
+            &format!("# {title}\n\nHow to {words}, step by step.\n"),
+        );
+    }
+    let args = ["site/docs", "--out", "o", "--set", "tree.structure=folders"];
+    let o = c2s(d, &[&["build"][..], &args].concat());
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("Structured from site/sidebars.js"), "{err}");
+    let skills: Vec<String> = std::fs::read_dir(d.join("o/skills"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        skills.iter().any(|s| s.ends_with("operations-guides")),
+        "{skills:?}"
+    );
+    // The sidebar's order orders the rows: backup, restore, security (not path order alone).
+    let guides = walkdir(
+        &d.join("o/skills").join(
+            skills
+                .iter()
+                .find(|s| s.ends_with("operations-guides"))
+                .unwrap(),
+        ),
+    );
+    let at = |f: &str| guides.find(f).unwrap_or_else(|| panic!("{f}: {guides}"));
+    assert!(
+        at("01-backup-to-s3.md") < at("02-restore-pitr.md"),
+        "{guides}"
+    );
+    // The sidebars file is an input: an edit makes the output stale.
+    std::fs::write(
+        d.join("site/sidebars.js"),
+        SIDEBARS.replace("Operations Guides", "Runbooks"),
+    )
+    .unwrap();
+    let o = c2s(d, &[&["check"][..], &args].concat());
+    let said = format!("{}{}", stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{said}");
+    assert!(said.contains("modified source: ../sidebars.js"), "{said}");
+}
