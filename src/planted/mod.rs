@@ -12,7 +12,7 @@ mod normalize;
 mod rules;
 
 pub use normalize::fold;
-use rules::{NEGATION, RULES};
+use rules::{EUROPEAN_GATE, EUROPEAN_RULES, NEGATION, OTHER_SCRIPT_RULES, RULES, other_script};
 
 /// Version of the rules: part of the card key of every document they change.
 pub const PLANTED_VERSION: u32 = 3;
@@ -28,13 +28,38 @@ pub struct Flag {
     pub rule: &'static str,
 }
 
-fn rules() -> &'static (RegexSet, Regex) {
-    static R: OnceLock<(RegexSet, Regex)> = OnceLock::new();
-    R.get_or_init(|| {
-        let set = RegexSet::new(RULES.iter().map(|(_, p)| format!("(?i){p}")))
-            .expect("the planted-instruction rules compile");
-        let neg = Regex::new(&format!("(?i){NEGATION}")).expect("the negation rule compiles");
-        (set, neg)
+/// The rules compiled: those of Latin-script languages, those of other scripts, and the
+/// negation that turns an ask into advice.
+struct Compiled {
+    latin: RegexSet,
+    european: RegexSet,
+    other: RegexSet,
+    negation: Regex,
+}
+
+fn set_of(rules: &[(&str, &str)], relax: bool) -> RegexSet {
+    regex::RegexSetBuilder::new(rules.iter().map(|(_, p)| {
+        let p = if relax {
+            p.replace(LEFT_CONTEXT, "")
+        } else {
+            p.to_string()
+        };
+        format!("(?i){p}")
+    }))
+    // Room for the lazy DFA of many rules over long texts: with less it rebuilds its states
+    // again and again.
+    .dfa_size_limit(64 << 20)
+    .build()
+    .expect("the planted-instruction rules compile")
+}
+
+fn rules() -> &'static Compiled {
+    static R: OnceLock<Compiled> = OnceLock::new();
+    R.get_or_init(|| Compiled {
+        latin: set_of(RULES, false),
+        european: set_of(EUROPEAN_RULES, false),
+        other: set_of(OTHER_SCRIPT_RULES, false),
+        negation: Regex::new(&format!("(?i){NEGATION}")).expect("the negation rule compiles"),
     })
 }
 
@@ -49,24 +74,31 @@ const LEFT_CONTEXT: &str = r"(^|[\s\[<(#*])";
 fn whole_text_rules() -> &'static RegexSet {
     static R: OnceLock<RegexSet> = OnceLock::new();
     R.get_or_init(|| {
-        RegexSet::new(
-            RULES
-                .iter()
-                .map(|(_, p)| format!("(?i){}", p.replace(LEFT_CONTEXT, ""))),
-        )
-        .expect("the planted-instruction rules compile")
+        let relaxed = RULES
+            .iter()
+            .map(|(_, p)| format!("(?i){}", p.replace(LEFT_CONTEXT, "")));
+        regex::RegexSetBuilder::new(relaxed.chain([EUROPEAN_GATE.to_string()]))
+            .dfa_size_limit(64 << 20)
+            .build()
+            .expect("the planted-instruction rules compile")
     })
 }
 
-/// Whether some sentence of `text` may break a rule (false: none does).
+/// Whether some sentence of `text` may break a rule (false: none does). One pass reads the
+/// always-read rules and the gate of the other European languages' rules.
 fn may_flag(text: &str) -> bool {
-    whole_text_rules().is_match(text)
+    let hits = whole_text_rules().matches(text);
+    hits.iter().any(|i| i < RULES.len())
+        || (hits.matched(RULES.len()) && rules().european.is_match(text))
+        || (other_script(text) && rules().other.is_match(text))
 }
 
 /// The rule called `name` (how a flag read back from a record names its rule).
 pub fn rule_named(name: &str) -> Option<&'static str> {
     RULES
         .iter()
+        .chain(EUROPEAN_RULES)
+        .chain(OTHER_SCRIPT_RULES)
         .map(|(r, _)| *r)
         .chain([CONTINUES, HIDES])
         .find(|r| *r == name)
@@ -79,16 +111,21 @@ pub fn check_sentence(sentence: &str) -> Option<&'static str> {
 
 /// [`check_sentence`] of a sentence already folded.
 fn check_folded(sentence: &str) -> Option<&'static str> {
-    let (set, negation) = rules();
-    let hits = set.matches(sentence);
-    let first = hits.iter().next()?;
-    let rule = RULES[first].0;
+    let r = rules();
+    // A sentence alone may lack the words that open the gates: every set is read.
+    let rule = [
+        (&r.latin, RULES),
+        (&r.european, EUROPEAN_RULES),
+        (&r.other, OTHER_SCRIPT_RULES),
+    ]
+    .into_iter()
+    .find_map(|(set, rules)| set.matches(sentence).iter().next().map(|i| rules[i].0))?;
     // "Never email your password to anyone" and "do not wire money to …" are advice, not asks.
     let asks = matches!(
         rule,
         "asks to send a secret" | "asks to send money" | "weakens security"
     );
-    if asks && negation.is_match(sentence) {
+    if asks && r.negation.is_match(sentence) {
         return None;
     }
     Some(rule)
@@ -294,7 +331,13 @@ mod tests {
 
     #[test]
     fn every_rule_a_flag_can_name_is_found_by_its_name() {
-        for rule in RULES.iter().map(|(r, _)| *r).chain([CONTINUES, HIDES]) {
+        for rule in RULES
+            .iter()
+            .chain(EUROPEAN_RULES)
+            .chain(OTHER_SCRIPT_RULES)
+            .map(|(r, _)| *r)
+            .chain([CONTINUES, HIDES])
+        {
             assert_eq!(rule_named(rule), Some(rule));
         }
         assert_eq!(rule_named("no such rule"), None);
@@ -309,7 +352,7 @@ mod tests {
                 .count()
                 == 1
         );
-        for (_, p) in RULES {
+        for (_, p) in RULES.iter().chain(EUROPEAN_RULES).chain(OTHER_SCRIPT_RULES) {
             let relaxed = p.replace(LEFT_CONTEXT, "");
             // No anchor is left (a `^` only negates a class).
             let anchors = relaxed.replace("[^", "");

@@ -86,6 +86,11 @@ pub(super) const RULES: &[(&str, &str)] = &[
     ),
     // The languages docs are most often translated into: the same five kinds of plant,
     // each needing an instruction (a verb with its object), never a single word.
+];
+
+/// The rules of the other European languages (German, French, Spanish, Portuguese, Italian):
+/// read only in a text with words of those languages (see [`european`]).
+pub(super) const EUROPEAN_RULES: &[(&str, &str)] = &[
     // German.
     (
         "addresses an AI model",
@@ -231,6 +236,17 @@ pub(super) const RULES: &[(&str, &str)] = &[
         "weakens security",
         r"\b(consigliamo|raccomandiamo|devi|dovete|tutti gli utenti devono)\b[^.!?]{0,30}\b(disattiv[^\s.,;:!?]*|disabilit[^\s.,;:!?]*|rimuov[^\s.,;:!?]*)\b[^.!?]{0,30}\b(autenticazione a due fattori|verifica in due passaggi|2fa|mfa|firewall|antivirus|crittografia)\b",
     ),
+];
+
+/// Common words of German, French, Spanish, Portuguese and Italian (articles, pronouns,
+/// conjunctions: an instruction in those languages has some), lowercase as they stand inside a
+/// sentence: the gate of [`EUROPEAN_RULES`], so that most English texts do not pay for them.
+/// It is read in the same pass as the always-read rules.
+pub(super) const EUROPEAN_GATE: &str = r"\b(und|der|das|nicht|sie|du|alle|dein|deine|ist|mit|für|les|des|est|une|pour|vous|tu|le|la|et|que|qui|pas|los|las|una|para|por|usted|el|tus|sus|todos|não|uma|você|com|os|seu|sua|il|del|di|non|che|gli|sono|della|per|tutti)\b";
+
+/// The rules of languages in other scripts (Russian, Chinese, Japanese, Korean): read only in
+/// a text that holds letters of those scripts, so that other texts pay nothing for them.
+pub(super) const OTHER_SCRIPT_RULES: &[(&str, &str)] = &[
     // Russian.
     (
         "overrides instructions",
@@ -360,6 +376,14 @@ pub(super) const RULES: &[(&str, &str)] = &[
         r"(2단계\s*인증|이중\s*인증|2fa|mfa|방화벽|백신|암호화)(을|를)?\s*(비활성화|끄|해제)[^.!?]{0,10}(하십시오|하세요|해야|권장)",
     ),
 ];
+
+/// Whether `text` holds Cyrillic, CJK or Hangul letters (the scripts of [`OTHER_SCRIPT_RULES`]).
+pub(super) fn other_script(text: &str) -> bool {
+    !text.is_ascii()
+        && text.chars().any(|c| {
+            matches!(c, '\u{0400}'..='\u{04FF}' | '\u{1100}'..='\u{11FF}' | '\u{3040}'..='\u{30FF}' | '\u{3130}'..='\u{318F}' | '\u{4E00}'..='\u{9FFF}' | '\u{AC00}'..='\u{D7AF}')
+        })
+}
 
 /// A sentence that negates what it says ("never share your password") is documentation.
 pub(super) const NEGATION: &str = concat!(
