@@ -48,7 +48,7 @@ fn set_of(rules: &[(&str, &str)], relax: bool) -> RegexSet {
     }))
     // Room for the lazy DFA of many rules over long texts: with less it rebuilds its states
     // again and again.
-    .dfa_size_limit(64 << 20)
+    .dfa_size_limit(16 << 20)
     .build()
     .expect("the planted-instruction rules compile")
 }
@@ -78,7 +78,7 @@ fn whole_text_rules() -> &'static RegexSet {
             .iter()
             .map(|(_, p)| format!("(?i){}", p.replace(LEFT_CONTEXT, "")));
         regex::RegexSetBuilder::new(relaxed.chain([EUROPEAN_GATE.to_string()]))
-            .dfa_size_limit(64 << 20)
+            .dfa_size_limit(16 << 20)
             .build()
             .expect("the planted-instruction rules compile")
     })
