@@ -38,7 +38,7 @@ pub(super) const RULES: &[(&str, &str)] = &[
     ),
     (
         "fakes a system message",
-        r"</?\s*system\s*>|\[\s*system\s*\]|\bnew instructions\s*:|\bdeveloper mode\b|\bjailbreak",
+        r"</?\s*system\s*>|\[\s*system\s*\]|\bnew instructions\s*:|\b(you are|you're)\s+(now\s+)?(in\s+)?developer mode\b|\bdeveloper mode\s+(is\s+)?(now\s+)?(enabled|activated|on)\b[^.!?]{0,40}\b(you|assistant|ai|model)\b|\bjailbreak(ed)?\s+(mode|prompt)\b|\b(you are|you're)\s+(now\s+)?jailbroken\b",
     ),
     (
         "hides from the user",
