@@ -33,8 +33,7 @@ pub struct Nav {
 /// folder holding `.git`). A file that cannot be read or parsed is a warning (`Err`), and the
 /// folders alone are followed.
 pub fn find(root: &Path, top: Option<&Path>) -> Result<Option<Nav>, (PathBuf, String)> {
-    let mut dir = Some(root);
-    while let Some(d) = dir {
+    for d in searched(root, top) {
         for name in ["mkdocs.yml", "mkdocs.yaml"] {
             let file = d.join(name);
             if file.is_file() {
@@ -58,20 +57,35 @@ pub fn find(root: &Path, top: Option<&Path>) -> Result<Option<Nav>, (PathBuf, St
                 return Ok(Some(nav));
             }
         }
-        let book = d.join("book.toml");
-        if book.is_file() {
-            let src = book_src(&book)?;
-            if covers(&src, root) {
-                let summary = src.join("SUMMARY.md");
-                if summary.is_file() {
-                    return read_summary(&summary, src).map(Some);
-                }
-            }
+        if let Some(nav) = book_at(d, root)? {
+            return Ok(Some(nav));
         }
-        if Some(d) == top || (top.is_none() && d.join(".git").exists()) {
-            break;
-        }
-        dir = d.parent();
+    }
+    Ok(None)
+}
+
+/// The folders a navigation file is looked for in: `root` and those above it, up to `top` or,
+/// without one, the repository's root.
+fn searched<'a>(root: &'a Path, top: Option<&'a Path>) -> impl Iterator<Item = &'a Path> {
+    let mut next = Some(root);
+    std::iter::from_fn(move || {
+        let d = next?;
+        let last = Some(d) == top || (top.is_none() && d.join(".git").exists());
+        next = if last { None } else { d.parent() };
+        Some(d)
+    })
+}
+
+/// The summary of the mdBook whose `book.toml` is in `dir`, when its `src` covers `root`.
+fn book_at(dir: &Path, root: &Path) -> Result<Option<Nav>, (PathBuf, String)> {
+    let book = dir.join("book.toml");
+    if !book.is_file() {
+        return Ok(None);
+    }
+    let src = book_src(&book)?;
+    let summary = src.join("SUMMARY.md");
+    if covers(&src, root) && summary.is_file() {
+        return read_summary(&summary, src).map(Some);
     }
     Ok(None)
 }
@@ -80,10 +94,11 @@ pub fn find(root: &Path, top: Option<&Path>) -> Result<Option<Nav>, (PathBuf, St
 /// below it that its `SUMMARY.md` lists. mdBook builds those alone; another Markdown file in
 /// `src` is a file chapters include, not a page.
 pub fn book_chapters(root: &Path, top: Option<&Path>) -> Option<(PathBuf, HashSet<String>)> {
-    let nav = find(root, top).ok()??;
-    if nav.file.file_name()? != "SUMMARY.md" {
-        return None;
-    }
+    // Only `book.toml` is looked for: the walk reads no other navigation file (the tree step
+    // reads them), and most repos have no book.
+    let nav = searched(root, top)
+        .find_map(|d| book_at(d, root).transpose())?
+        .ok()?;
     fn add(items: &[NavItem], out: &mut HashSet<String>) {
         for item in items {
             match item {

@@ -107,16 +107,10 @@ fn an_mdbook_file_its_summary_does_not_list_is_not_a_page() {
 
 /// The text of every file under `dir`.
 fn walkdir(dir: &Path) -> String {
-    let mut out = String::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.push_str(&walkdir(&p));
-        } else {
-            out.push_str(&std::fs::read_to_string(&p).unwrap_or_default());
-        }
-    }
-    out
+    crate::common::files(dir)
+        .iter()
+        .map(|f| std::fs::read_to_string(dir.join(f)).unwrap_or_default())
+        .collect()
 }
 
 #[test]
