@@ -181,6 +181,11 @@ pub struct CheckArgs {
     /// Print the findings as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also vet every result in the committed build state (OUT/state/) as a fresh clone's
+    /// build would, without building or calling a model: for CI on pull requests, where the
+    /// state and c2s.lock can be changed together.
+    #[arg(long)]
+    pub verify_state: bool,
 }
 
 #[derive(Debug, Args)]

@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::cache::{CacheError, Key, KeyParts, Memo};
 pub use super::dry::{DryRun, Miss, explain};
 pub use super::value::{Entry, Form, Json, Maybe, MemoValue};
+pub use super::vet::{Rejected, Seed, Vet};
 
 /// The error type of the stages the executor runs (the build's `BuildError`): it can carry a
 /// memo failure, says when an item waits for a batch, and reports a broken promise.
@@ -82,9 +83,13 @@ pub struct Executor<'a> {
     pub warnings: WarningSink,
     /// Where each stage's progress goes (none: silent).
     pub progress: Option<crate::progress::Progress>,
-    /// Results read from the output's state file, consulted when the memo misses a key; a
-    /// result taken from here is written into the memo.
-    pub seed: Option<std::collections::HashMap<Key, Vec<u8>>>,
+    /// Results read from the output's state files, consulted when the memo misses a key; a
+    /// result taken from here is vetted by its stage, then written into the memo.
+    pub seed: Option<Seed>,
+    /// Seeded results that failed their stage's check (computed again instead).
+    pub rejected: Vec<Rejected>,
+    /// How a rejected result's subject is shown, where it is a document id: its source.
+    pub sources: std::collections::HashMap<String, String>,
     /// Every memoized result this build used, in stage order (for the state file).
     pub kept: Vec<Entry>,
     /// The results the previous build of the output used: asked before the memo, which then
@@ -133,6 +138,8 @@ impl<'a> Executor<'a> {
             warnings: WarningSink::default(),
             progress: None,
             seed: None,
+            rejected: Vec::new(),
+            sources: Default::default(),
             kept: Vec::new(),
             used: Default::default(),
             used_missed: 0,
@@ -176,33 +183,36 @@ impl<'a> Executor<'a> {
         self.dry.as_ref().map_or(&[], |d| d.misses.as_slice())
     }
 
-    /// Plan, execute, assemble one stage over `items`, computing each miss on its own.
-    pub fn run<I: Sync, O: MemoValue + Send, E: StageError>(
+    /// Plan, execute, assemble one stage over `items`, computing each miss on its own; `vet`
+    /// says what to do with a result the committed state supplies (untrusted input) before it
+    /// is used.
+    pub fn run<I: Sync, O: MemoValue + Send + Sync, E: StageError>(
         &mut self,
         stage: &'static str,
         items: &[I],
         plan: impl Fn(&I) -> Plan + Sync,
         compute: impl Fn(&I) -> Result<O, E> + Sync,
+        vet: impl Fn(&I, &O) -> Vet + Sync,
     ) -> Result<Vec<O>, E> {
         let batching = Batching {
             size: 1,
             order: |_: &I| 0,
         };
-        self.run_batched(stage, items, plan, batching, |xs: &[&I]| {
-            Ok(vec![compute(xs[0])?])
-        })
+        let compute = |xs: &[&I]| Ok(vec![compute(xs[0])?]);
+        self.run_batched(stage, items, plan, batching, compute, vet)
     }
 
     /// Like [`Executor::run`], but misses are sorted by `batching.order` and computed in
     /// groups of `batching.size` (one inference or HTTP call each); `compute` returns one
     /// result per item of its group, in order.
-    pub fn run_batched<I: Sync, O: MemoValue + Send, E: StageError>(
+    pub fn run_batched<I: Sync, O: MemoValue + Send + Sync, E: StageError>(
         &mut self,
         stage: &'static str,
         items: &[I],
         plan: impl Fn(&I) -> Plan + Sync,
         batching: Batching<impl Fn(&I) -> usize>,
         compute: impl Fn(&[&I]) -> Result<Vec<O>, E> + Sync,
+        vet: impl Fn(&I, &O) -> Vet + Sync,
     ) -> Result<Vec<O>, E> {
         let planned: Vec<Planned> = items
             .par_iter()
@@ -214,13 +224,19 @@ impl<'a> Executor<'a> {
             .collect();
         let keys: Vec<Key> = planned.iter().map(|p| p.key).collect();
         let mut found = self.look_up(&keys).map_err(E::from)?;
-        let seeded = self
-            .take_seeded(stage, &keys, &mut found)
-            .map_err(E::from)?;
+        let taken = self.take_seeded(&keys, &mut found);
         let mut out: Vec<Option<O>> = found
             .par_iter()
             .map(|b| b.as_deref().and_then(O::decode))
             .collect();
+        let subjects: Vec<&str> = planned.iter().map(|p| p.plan.subject.as_str()).collect();
+        let seeded = self.vet_seeded(
+            stage,
+            (items, &keys, &subjects),
+            taken,
+            (&mut out, &mut found),
+            (&batching, &compute, &vet),
+        )?;
         let misses: Vec<usize> = (0..items.len()).filter(|&i| out[i].is_none()).collect();
         if let Some(dry) = &mut self.dry
             && !misses.is_empty()
@@ -327,52 +343,46 @@ impl<'a> Executor<'a> {
         Ok(found)
     }
 
-    /// Moves the seed's results for the keys neither the record nor the memo had into `found`
-    /// and into the memo; returns how many.
-    fn take_seeded(
-        &mut self,
-        stage: &str,
-        keys: &[Key],
-        found: &mut [Option<Bytes>],
-    ) -> Result<usize, CacheError> {
+    /// Moves the seed's results for the keys neither the record nor the memo had into `found`;
+    /// returns where each went and the file it came from (not yet in the memo: vetted first).
+    fn take_seeded(&mut self, keys: &[Key], found: &mut [Option<Bytes>]) -> Vec<(usize, u32)> {
+        let dry = self.dry.is_some();
         let Some(seed) = self.seed.as_mut() else {
-            return Ok(0);
+            return Vec::new();
         };
-        let mut taken: Vec<(Key, Bytes)> = Vec::new();
-        // Where each taken key is in `taken`: a key that comes twice is found there.
-        let mut at: std::collections::HashMap<Key, usize> = Default::default();
-        for (k, f) in keys.iter().zip(found.iter_mut()) {
+        let mut taken = Vec::new();
+        // The value of each key taken: a key that comes twice is found here.
+        let mut at: std::collections::HashMap<Key, (u32, Bytes)> = Default::default();
+        for (i, (k, f)) in keys.iter().zip(found.iter_mut()).enumerate() {
             if f.is_some() {
                 continue;
             }
-            if let Some(&i) = at.get(k) {
-                *f = Some(taken[i].1.clone());
+            if let Some((file, v)) = at.get(k) {
+                *f = Some(v.clone());
+                taken.push((i, *file));
                 continue;
             }
             // A dry run writes no memo, so the seed keeps its copy for later stage calls.
-            let v = if self.dry.is_some() {
-                seed.get(k).cloned()
+            let v = if dry {
+                seed.results.get(k).cloned()
             } else {
-                seed.remove(k)
+                seed.results.remove(k)
             };
-            if let Some(v) = v {
+            if let Some((file, v)) = v {
                 let v = Bytes::from(v);
                 *f = Some(v.clone());
-                at.insert(*k, taken.len());
-                taken.push((*k, v));
+                at.insert(*k, (file, v));
+                taken.push((i, file));
             }
         }
-        if self.dry.is_none() {
-            self.memo.put_many(stage, &taken)?;
-        }
-        Ok(taken.len())
+        taken
     }
 
     /// Computes the misses in parallel; a writer thread commits results as they arrive, so an
     /// interrupted or failed stage keeps everything that finished. Groups that wait for a batch
     /// ([`StageError::is_pending`]) are counted, not failed, so every other group still runs (and
     /// queues its requests into the same batch).
-    fn execute<I: Sync, O: MemoValue + Send, E: StageError>(
+    fn execute<I: Sync, O: MemoValue + Send + Sync, E: StageError>(
         &self,
         stage: &'static str,
         items: &[I],

@@ -19,6 +19,11 @@ impl Embedder for Hashed {
         format!("hashed-2:{}", self.dims)
     }
 
+    /// Hashing a text again is cheap and exact: a stored vector is recomputed and compared.
+    fn check_stored(&self, _text: &str, _v: &[f32]) -> Option<Result<(), String>> {
+        None
+    }
+
     fn dims(&self) -> usize {
         self.dims
     }

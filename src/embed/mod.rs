@@ -31,6 +31,15 @@ pub trait Embedder: Send + Sync {
         1
     }
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+    /// Checks a vector for `text` read from a committed build state (untrusted input): `None`
+    /// when computing it again is cheap and exact (it is recomputed and compared), else
+    /// whether it can be this model's (finite, not empty, unit length when the model's are). A
+    /// model's vector is not recomputed: that is the cost the state saves, and a vector routes
+    /// a document but never becomes text.
+    fn check_stored(&self, text: &str, v: &[f32]) -> Option<Result<(), String>> {
+        let _ = text;
+        Some(plausible(v, true))
+    }
     /// Calls to run at once (a remote backend's concurrency); 0 for the CPU's own parallelism.
     fn concurrency(&self) -> usize {
         0
@@ -63,9 +72,37 @@ impl Embedder for Standin {
         Hashed { dims: 256 }.embed(texts)
     }
 
+    /// The configured embedder's check; where that is a recomputation, it is done with the
+    /// configured embedder (the stand-in computes other vectors).
+    fn check_stored(&self, text: &str, v: &[f32]) -> Option<Result<(), String>> {
+        self.0.check_stored(text, v).or_else(|| {
+            Some(match self.0.embed(&[text]) {
+                Ok(fresh) if fresh.first().is_some_and(|f| f.as_slice() == v) => Ok(()),
+                Ok(_) => Err("it differs from what this build computes from the same input".into()),
+                Err(e) => Err(format!("it could not be computed again to compare ({e})")),
+            })
+        })
+    }
+
     fn device(&self) -> String {
         "dry run (hashed stand-in)".into()
     }
+}
+
+/// Whether a stored vector can be a model's: not empty, finite, and (`unit`: the backend
+/// normalizes) of unit length when it is not zero.
+pub(crate) fn plausible(v: &[f32], unit: bool) -> Result<(), String> {
+    if v.is_empty() {
+        return Err("the vector is empty".into());
+    }
+    if v.iter().any(|x| !x.is_finite()) {
+        return Err("the vector holds a value that is not a finite number".into());
+    }
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if unit && norm != 0.0 && (norm - 1.0).abs() > 1e-3 {
+        return Err(format!("the vector's length is {norm}, not 1"));
+    }
+    Ok(())
 }
 
 /// The embedder `e` describes; relative model paths are resolved against `base`.

@@ -277,6 +277,10 @@ impl Embedder for Onnx {
         self.id.clone()
     }
 
+    fn check_stored(&self, _text: &str, v: &[f32]) -> Option<Result<(), String>> {
+        Some(super::plausible(v, self.cfg.normalize))
+    }
+
     fn dims(&self) -> usize {
         self.loaded().map(|l| l.dims).unwrap_or(0)
     }

@@ -53,6 +53,15 @@ pub struct CardInput<'a> {
     pub text: &'a str,
 }
 
+/// A result of an LLM stage read from a committed build state, with what it was made from.
+#[derive(Clone, Copy)]
+pub enum Stored<'a> {
+    Card(&'a CardInput<'a>, &'a Card),
+    Summary(&'a ClusterInput, &'a str),
+    Label(&'a ClusterInput, &'a str),
+    Tags(&'a ClusterInput, &'a Tags),
+}
+
 /// One member of a cluster as shown to the summarizer: a document (title + excerpt)
 /// or a child cluster (label + summary excerpt).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -228,6 +237,16 @@ pub trait Llm: Send + Sync {
     fn repartition(&self, input: &RepartitionInput) -> Result<Option<Vec<Change>>, LlmError> {
         let _ = input;
         Ok(None)
+    }
+    /// Checks a result read from a committed build state (untrusted input: a pull request can
+    /// change the state and the lock together) before the build uses it. `None`: computing it
+    /// again is cheap and exact, so it is recomputed and compared (the default, for the
+    /// offline backends). A model's result must pass the checks a fresh answer passes
+    /// (grounding in what the model was shown, no planted text, length limits) and come out
+    /// of them unchanged.
+    fn check_stored(&self, stored: Stored<'_>) -> Option<Result<(), String>> {
+        let _ = stored;
+        None
     }
     /// Whether `repartition` asks a model (else the offline merge rule runs).
     fn reviews_partitions(&self) -> bool {

@@ -52,6 +52,11 @@ pub fn card(text: &str, doc: &Source) -> Result<Parsed<Card>, String> {
             ));
         }
     }
+    if let Some(term) = check::unsupported(&one_line, doc).into_iter().next() {
+        return Err(format!(
+            "`one_line` names `{term}`, which the document does not contain; describe only what it says"
+        ));
+    }
     if title.split_whitespace().count() > 16 {
         title = crate::text::clip_words(&title, 12);
         repairs.push("cut the title to 12 words".into());

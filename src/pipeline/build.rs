@@ -37,6 +37,9 @@ pub struct BuildOptions {
     pub full: bool,
     /// Work out what would be recomputed; write nothing.
     pub dry_run: bool,
+    /// With `dry_run`: take every result from the committed state, as a fresh clone does,
+    /// so that each is vetted (`c2s check --verify-state`); the memo is not read.
+    pub verify_state: bool,
 }
 
 /// Flagged sentences and the documents that hold them.
@@ -134,6 +137,9 @@ pub struct BuildReport {
     /// With `--dry-run`: every result that would be computed, and why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<Vec<Miss>>,
+    /// Results of the committed state that failed their checks (computed again instead).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rejected: Vec<crate::db::exec::Rejected>,
 }
 
 impl BuildOptions {
@@ -146,6 +152,7 @@ impl BuildOptions {
             display_base,
             full: false,
             dry_run: false,
+            verify_state: false,
         }
     }
 
@@ -299,7 +306,7 @@ fn build_on(
     );
     laps.lap("ingest");
 
-    let memo = if opts.dry_run && !memo_path.exists() {
+    let memo = if opts.dry_run && (opts.verify_state || !memo_path.exists()) {
         Memo::in_memory()
     } else {
         Memo::open(&memo_path)
@@ -313,13 +320,16 @@ fn build_on(
         Executor::new(&memo)
     };
     let next = crate::pipeline::records::NextBuild::of(&opts.out_dir, &memo_path);
-    next.read_into(&mut exec);
+    if !opts.verify_state {
+        next.read_into(&mut exec);
+    }
     exec.io_threads = backends.io_threads();
     exec.progress = Some(*progress);
     let (previous_lock, prior) = crate::pipeline::state::read_state(
         opts,
         &memo,
         (&mut exec, &on_disk),
+        docs,
         &mut diags,
         progress,
     )?;
@@ -497,6 +507,7 @@ fn build_on(
         seeded: exec.counts.values().map(|c| c.seeded).sum(),
         batch: None,
         dry_run: opts.dry_run.then(|| exec.misses().to_vec()),
+        rejected: std::mem::take(&mut exec.rejected),
     };
     drop(ctx);
     let plans = std::mem::take(&mut exec.plans);

@@ -93,6 +93,7 @@ pub(crate) fn up_to_date(
             documents: lock.planted_documents,
         },
         seeded: 0,
+        rejected: Vec::new(),
         batch: None,
         dry_run: None,
     })))

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use crate::db::cache::{Key, Memo};
-use crate::db::exec::{Entry, Executor};
+use crate::db::exec::{Entry, Executor, Seed};
 use crate::db::recipes::{Kept, Recipes};
 use crate::db::statindex::OnDisk;
 use crate::diag::Diagnostics;
@@ -103,8 +103,9 @@ fn shard_recipe(entries: &[&Entry]) -> Key {
 pub struct Prior {
     /// The previous tree, by document id and folder name (a warm start).
     pub snapshot: Option<Snapshot>,
-    /// Results by memo key (only read when asked for: an empty memo).
-    pub seed: Option<HashMap<Key, Vec<u8>>>,
+    /// Results by memo key, with their files relative to the output (only read when asked
+    /// for: an empty memo).
+    pub seed: Option<Seed>,
 }
 
 /// The output's lock (the writer needs it too), and what the committed output gives this
@@ -115,6 +116,7 @@ pub(crate) fn read_state(
     opts: &BuildOptions,
     memo: &Memo,
     (exec, known): (&mut Executor, &OnDisk),
+    docs: &[Document],
     diags: &mut Diagnostics,
     progress: &Progress,
 ) -> Result<(Option<Lock>, Result<Snapshot, String>), BuildError> {
@@ -125,20 +127,37 @@ pub(crate) fn read_state(
     };
     let fresh_memo = !memo.has_record(&record_name("slots", &opts.out_dir))?;
     let prior = match read_prior(&opts.out_dir, &lock, fresh_memo, known) {
-        Ok(prior) => {
+        Ok(mut prior) => {
+            if let Some(seed) = &mut prior.seed {
+                for f in &mut seed.files {
+                    *f = crate::paths::display(&opts.out_dir.join(&*f), &opts.display_base);
+                }
+            }
+            if prior.seed.is_some() {
+                exec.sources = docs
+                    .iter()
+                    .map(|d| (d.id.clone(), d.source.clone()))
+                    .collect();
+            }
             exec.seed = prior.seed;
             prior
                 .snapshot
                 .ok_or_else(|| "the output has no tree".into())
         }
         Err((name, problem)) => {
-            let file = crate::paths::display(&opts.out_dir.join(name), &opts.display_base);
+            let file = crate::paths::display(&opts.out_dir.join(&name), &opts.display_base);
             diags.warn(
-                file,
+                file.clone(),
                 None,
                 format!("{problem}; the build cannot continue from this output and starts over"),
             );
             progress.warning(&diags.warnings.last().expect("just pushed").to_string());
+            exec.rejected.push(crate::db::exec::Rejected {
+                file,
+                stage: "state".into(),
+                subject: name,
+                why: problem.clone(),
+            });
             Err(format!("the output's state cannot be used: {problem}"))
         }
     };
@@ -184,10 +203,20 @@ pub fn read_prior(out: &Path, lock: &Lock, seed: bool, known: &OnDisk) -> Result
         move |e| (name.to_string(), format!("{name} {e}"))
     }
     let mut st = state::read(&checked(STATE_FILE, seed)?, seed).map_err(in_file(STATE_FILE))?;
+    let mut results = Seed::default();
     if seed {
+        let in_head = std::mem::take(&mut st.results);
+        results.files.push(STATE_FILE.to_string());
+        results.results = in_head.into_iter().map(|(k, (_, v))| (k, (0, v))).collect();
         let shards = lock.outputs.keys().filter(|k| state::is_state(k));
         for name in shards.filter(|&k| k != STATE_FILE) {
-            state::read_results(&checked(name, true)?, &mut st.results).map_err(in_file(name))?;
+            let mut one = HashMap::new();
+            state::read_results(&checked(name, true)?, &mut one).map_err(in_file(name))?;
+            let ix = results.files.len() as u32;
+            results.files.push(name.clone());
+            results
+                .results
+                .extend(one.into_iter().map(|(k, (_, v))| (k, (ix, v))));
         }
     }
     let tree: ServeTree = serde_json::from_slice(&checked(SERVE_TREE, true)?).map_err(|e| {
@@ -200,7 +229,7 @@ pub fn read_prior(out: &Path, lock: &Lock, seed: bool, known: &OnDisk) -> Result
         snapshot_of(&tree, st.tree_hash, st.doc_hashes).map_err(|e| (SERVE_TREE.to_string(), e))?;
     Ok(Prior {
         snapshot: Some(snapshot),
-        seed: seed.then(|| st.results.into_iter().map(|(k, (_, v))| (k, v)).collect()),
+        seed: seed.then_some(results),
     })
 }
 
@@ -222,6 +251,20 @@ fn snapshot_of(
     }
     if let Some(&r) = tree.roots.iter().find(|&&r| r >= n || parent[r].is_some()) {
         return Err(format!("{SERVE_TREE}: bad root {r}"));
+    }
+    // Folder names are kept by the next build: untrusted text, vetted like a label.
+    for node in &tree.nodes {
+        let folder = node.path.rsplit('/').next().unwrap_or(&node.path);
+        if !crate::tree::is_valid_name(folder) {
+            return Err(format!(
+                "{SERVE_TREE}: the folder `{folder}` is not a name c2s gives"
+            ));
+        }
+        if let Some(rule) = crate::planted::check_sentence(&folder.replace('-', " ")) {
+            return Err(format!(
+                "{SERVE_TREE}: the folder name `{folder}` {rule}, as text planted for AI models does"
+            ));
+        }
     }
     let nodes = tree
         .nodes

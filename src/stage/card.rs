@@ -1,10 +1,10 @@
 //! Card stage: one card per document, memoized by the document's content hash and the model.
 
 use crate::db::cache::KeyParts;
-use crate::db::exec::{Executor, Json, Maybe, Plan};
+use crate::db::exec::{Executor, Json, Maybe, Plan, Vet};
 use crate::error::BuildError;
 use crate::ingest::Document;
-use crate::llm::{Card, CardInput, Extractive, Llm};
+use crate::llm::{Card, CardInput, Extractive, Llm, Stored};
 use crate::stage::fallback::{Item, or_fallback};
 
 /// Version of the card stage's key layout.
@@ -36,6 +36,15 @@ pub fn has_own_card(doc: &Document) -> bool {
     doc.title.is_some() && doc.description.is_some()
 }
 
+/// What a document's card is made from: its frontmatter and its navigation text.
+fn card_input(d: &Document) -> CardInput<'_> {
+    CardInput {
+        title: d.title.as_deref(),
+        description: d.description.as_deref(),
+        text: d.nav_text(),
+    }
+}
+
 /// Cards for every document, in document order.
 pub fn cards(
     docs: &[Document],
@@ -52,11 +61,7 @@ pub fn cards(
             input_chars: d.nav_text().len(),
         },
         |d| {
-            let input = CardInput {
-                title: d.title.as_deref(),
-                description: d.description.as_deref(),
-                text: d.nav_text(),
-            };
+            let input = card_input(d);
             // Frontmatter title + description: the extractive card keeps them and only adds phrases.
             let card = if has_own_card(d) {
                 Extractive.card(&input)
@@ -72,6 +77,12 @@ pub fn cards(
                 context: &context,
             };
             or_fallback(card, item, &sink, || Extractive.card(&input))
+        },
+        |d, card| {
+            if has_own_card(d) {
+                return Vet::Recompute;
+            }
+            Vet::from(llm.check_stored(Stored::Card(&card_input(d), &card.value.0)))
         },
     )?;
     Ok(cards.into_iter().map(|c| c.value.0).collect())

@@ -3,7 +3,7 @@
 //! text's hash and the embedder's identity.
 
 use crate::db::cache::KeyParts;
-use crate::db::exec::{Batching, Executor, Plan};
+use crate::db::exec::{Batching, Executor, Plan, Vet};
 use crate::embed::{EmbedError, Embedder};
 use crate::error::BuildError;
 use crate::ingest::Document;
@@ -153,6 +153,10 @@ pub fn embed_items(
                 ))));
             }
             Ok(v)
+        },
+        |t, v| match t.text() {
+            Some(text) => Vet::from(embedder.check_stored(&text, v)),
+            None => Vet::Reject("its passage is no longer in its document".into()),
         },
     )?;
     let mut vectors = vectors;

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::db::cache::KeyParts;
-use crate::db::exec::{Executor, Json, Maybe, Plan};
+use crate::db::exec::{Executor, Json, Maybe, Plan, Vet};
 use crate::error::BuildError;
 use crate::llm::{Change, Llm, RepartitionGroup, RepartitionInput};
 use crate::matrix::simd::dot;
@@ -135,6 +135,11 @@ pub fn review(
                 context: &context,
             };
             or_fallback(changes, item, &sink, || Ok(Vec::new()))
+        },
+        // Moves and merges of existing groups: a stored answer must name only those.
+        |(_, req, _), changes| match req.validate(&changes.value.0) {
+            Ok(()) => Vet::Keep,
+            Err(why) => Vet::Reject(why),
         },
     )?;
     let mut plan = RepartitionPlan::default();

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use crate::config::Config;
 use crate::db::cache::KeyParts;
 use crate::db::exec::Executor;
-use crate::db::exec::Plan;
+use crate::db::exec::{Plan, Vet};
 use crate::db::value::Json;
 use crate::error::BuildError;
 use crate::kmeans::{KmeansBackend, KmeansParams};
@@ -254,6 +254,7 @@ fn cluster_sections(
             input_chars: 0,
         },
         |pages| Ok::<_, BuildError>(Json(as_positions(pages, &cluster_pages(pages, cx)))),
+        |pages, Json(groups)| partitions(pages.len(), groups),
     )?;
     Ok(sections
         .iter()
@@ -271,6 +272,29 @@ fn cluster_sections(
             (pages[0], shapes)
         })
         .collect())
+}
+
+/// Whether stored groups (from a committed state) hold each of a section's `n` pages once, in
+/// groups that are not empty.
+fn partitions(n: usize, groups: &Groups) -> Vet {
+    let mut seen = vec![false; n];
+    for (docs, stubs) in groups {
+        if docs.is_empty() && stubs.is_empty() {
+            return Vet::Reject("it holds an empty group".into());
+        }
+        for &i in docs.iter().chain(stubs) {
+            match seen.get_mut(i as usize) {
+                Some(s) if !*s => *s = true,
+                Some(_) => return Vet::Reject(format!("it holds page {i} twice")),
+                None => return Vet::Reject(format!("it names page {i} of {n}")),
+            }
+        }
+    }
+    if seen.iter().all(|&s| s) {
+        Vet::Keep
+    } else {
+        Vet::Reject("it leaves pages out".into())
+    }
 }
 
 /// Leaf shapes of `pages` as positions in it.

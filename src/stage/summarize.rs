@@ -4,11 +4,11 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::db::cache::KeyParts;
-use crate::db::exec::{Executor, Json, Maybe, Plan, WarningSink};
+use crate::db::exec::{Executor, Json, Maybe, Plan, Vet, WarningSink};
 use crate::error::BuildError;
 use crate::ingest::Document;
 use crate::llm::phrases;
-use crate::llm::{Card, ClusterInput, Extractive, Llm, LlmError};
+use crate::llm::{Card, ClusterInput, Extractive, Llm, LlmError, Stored};
 use crate::markdown::Block;
 use crate::stage::fallback::{Item, or_fallback};
 use crate::stage::node_input::{LEAF_CHARS, MARKS, NodeInput, Sources, node_inputs};
@@ -151,6 +151,10 @@ pub fn summarize_nodes(
                 Extractive.summarize(input)
             })
         },
+        |x, s| {
+            let input = x.input(from, &avoid);
+            Vet::from(llm.check_stored(Stored::Summary(input, &s.value.0)))
+        },
     );
     let leaves: Vec<&NodeInput> = inputs.iter().filter(|x| x.leaf).collect();
     let leaf_tags: Result<Vec<Maybe<Json<Tags>>>, BuildError> = exec.run(
@@ -171,6 +175,13 @@ pub fn summarize_nodes(
                 llm.tags(input)
             };
             or_extractive("tags", &x.subject, &sink, tags, || Extractive.tags(&full()))
+        },
+        |x, t| {
+            if reads_marks {
+                return Vet::Recompute;
+            }
+            let input = x.input(from, &avoid);
+            Vet::from(llm.check_stored(Stored::Tags(input, &t.value.0)))
         },
     );
     let (summaries, leaf_tags) = match (summaries, leaf_tags) {
@@ -212,6 +223,10 @@ pub fn summarize_nodes(
                 value: Json(clean_label(&label.value.0)),
                 keep: label.keep,
             })
+        },
+        |(x, _), label| {
+            let input = x.input(from, &avoid);
+            Vet::from(llm.check_stored(Stored::Label(input, &label.value.0)))
         },
     )?;
     let mut leaf_tags = leaf_tags.into_iter();

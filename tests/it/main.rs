@@ -16,6 +16,7 @@ mod common;
 mod config_cli;
 mod datasets;
 mod eval;
+mod forged_state;
 mod gpu;
 mod hosts;
 mod includes;

@@ -8,7 +8,7 @@ mod label;
 mod summary;
 
 pub use label::label;
-pub use summary::summary;
+pub use summary::{summary, unsupported};
 
 use crate::text::is_stopword;
 

@@ -7,7 +7,7 @@ use super::{CARD_CHARS, Remote, Usage};
 use crate::llm::check::Source;
 use crate::llm::prompts::{fill, prompt, stage_prompt_id};
 use crate::llm::{
-    Card, CardInput, Change, ClusterInput, Llm, LlmError, RepartitionInput, Tags, parse,
+    Card, CardInput, Change, ClusterInput, Llm, LlmError, RepartitionInput, Stored, Tags, parse,
 };
 use crate::text::clip_chars;
 
@@ -19,6 +19,47 @@ fn item_lines(input: &ClusterInput) -> String {
         .map(|i| format!("- {}: {}", i.title, i.text))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The document as the card's check sees it (the part of it the model is shown).
+fn card_source(input: &CardInput) -> Source {
+    Source::new([clip_chars(input.text, CARD_CHARS)])
+}
+
+/// The summary prompt of a group (a leaf's or a higher one's).
+fn summary_prompt_id(input: &ClusterInput) -> &'static str {
+    if input.leaf {
+        "summary_leaf"
+    } else {
+        "summary_higher"
+    }
+}
+
+/// The summary prompt's own words (an answer must not echo them).
+fn summary_prompt(input: &ClusterInput) -> Source {
+    let p = prompt(summary_prompt_id(input));
+    Source::new([p.system, p.user])
+}
+
+/// The label prompt's own words.
+fn label_prompt() -> String {
+    let p = prompt("label");
+    format!("{} {}", p.system, p.user)
+}
+
+/// A stored result passes when the checks of a fresh answer accept it as it is.
+fn unchanged<T: PartialEq>(
+    stored: &T,
+    checked: Result<crate::llm::check::Parsed<T>, String>,
+) -> Result<(), String> {
+    match checked {
+        Ok(p) if p.value == *stored => Ok(()),
+        Ok(p) => Err(format!(
+            "a fresh answer's checks change it ({})",
+            p.repairs.join("; ")
+        )),
+        Err(e) => Err(e),
+    }
 }
 
 /// The members' titles and texts, as the check sees them.
@@ -52,20 +93,16 @@ impl Llm for Remote {
         let p = prompt("card");
         let shown = clip_chars(input.text, CARD_CHARS);
         let user = fill(p.user, &[("document", shown)]);
-        let doc = Source::new([shown]);
+        let doc = card_source(input);
         let strict = "Reply with only a JSON object with a non-empty string `title`, a non-empty string `one_line` and a list of strings `phrases`.";
         self.ask("card", &p, &user, strict, |t| parse::card(t, &doc))
     }
 
     fn summarize(&self, input: &ClusterInput) -> Result<String, LlmError> {
-        let p = prompt(if input.leaf {
-            "summary_leaf"
-        } else {
-            "summary_higher"
-        });
+        let p = prompt(summary_prompt_id(input));
         let user = fill(p.user, &[("items", &item_lines(input))]);
         let shown = members(input);
-        let own = Source::new([p.system, p.user]);
+        let own = summary_prompt(input);
         let strict = "Reply with only {\"summary\": \"...\"}: 2 or 3 plain sentences that use only names, commands and numbers found between <<< and >>>, not a list.";
         self.ask("summary", &p, &user, strict, |t| {
             parse::summary(t, &shown, &own)
@@ -84,7 +121,7 @@ impl Llm for Remote {
             &[("summary", summary), ("titles", &titles.join("\n"))],
         );
         let shown = members(input);
-        let own = format!("{} {}", p.system, p.user);
+        let own = label_prompt();
         let strict = "Reply with only {\"label\": \"...\"}: 2 to 5 lowercase words that occur in the titles, no numbers.";
         self.ask("label", &p, &user, strict, |t| {
             parse::label(t, &shown, &own)
@@ -114,6 +151,29 @@ impl Llm for Remote {
 
     fn reviews_partitions(&self) -> bool {
         true
+    }
+
+    fn check_stored(&self, stored: Stored<'_>) -> Option<Result<(), String>> {
+        Some(match stored {
+            Stored::Card(input, card) => {
+                let answer = serde_json::to_string(card).unwrap_or_default();
+                unchanged(card, parse::card(&answer, &card_source(input)))
+            }
+            Stored::Summary(input, summary) => {
+                let answer = serde_json::json!({ "summary": summary }).to_string();
+                let checked = parse::summary(&answer, &members(input), &summary_prompt(input));
+                unchanged(&summary.to_string(), checked)
+            }
+            Stored::Label(input, label) => {
+                let answer = serde_json::json!({ "label": label }).to_string();
+                let checked = parse::label(&answer, &members(input), &label_prompt());
+                unchanged(&label.to_string(), checked)
+            }
+            Stored::Tags(input, tags) => {
+                let answer = serde_json::to_string(tags).unwrap_or_default();
+                unchanged(tags, parse::tags(&answer, &members(input)))
+            }
+        })
     }
 
     fn concurrency(&self) -> usize {
