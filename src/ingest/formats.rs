@@ -20,6 +20,10 @@ pub struct RawRecord {
     /// Its place among its folder's pages, as its frontmatter gives it: Docusaurus'
     /// `sidebar_position`, Hugo's `weight`, Jekyll's `nav_order`.
     pub position: Option<f64>,
+    /// Planted sentences found where a reader does not look and left out of `text` (front
+    /// matter fields, HTML elements a browser does not show), already warned about; `line` is
+    /// the file's.
+    pub hidden: Vec<crate::planted::Flag>,
 }
 
 /// The formats c2s reads, chosen by file extension.
@@ -84,12 +88,19 @@ pub fn parse_markdown(
 ) -> (RawRecord, Option<&'static str>) {
     let (front, body) = split_frontmatter(text);
     let toml = text.starts_with("+++");
+    let body_line = text[..text.len() - body.len()].matches('\n').count() + 1;
+    let mut hidden = Vec::new();
+    let body = super::hidden::without_hidden_plants(body, (file, body_line), diags, &mut hidden);
     let mut rec = RawRecord {
         // Raw HTML tags are layout, not text (an icon's `<i class="fa …">`): their text stays.
-        text: crate::markdown::without_html_tags(&crate::markdown::dialect::to_commonmark(body)),
-        body_line: text[..text.len() - body.len()].matches('\n').count() + 1,
+        text: crate::markdown::without_html_tags(&crate::markdown::dialect::to_commonmark(&body)),
+        body_line,
         ..RawRecord::default()
     };
+    if let Some(front) = front {
+        super::hidden::frontmatter_plants(front, file, diags, &mut hidden);
+    }
+    rec.hidden = hidden;
     let Some(front) = front else {
         return (rec, None);
     };
@@ -111,6 +122,9 @@ pub fn parse_markdown(
                 Some(v) => yaml_scalar(v).map(|s| split_tags(&s)).unwrap_or_default(),
                 None => Vec::new(),
             };
+            // A tag is a name in the entity index: a planted one is not used.
+            rec.tags
+                .retain(|t| crate::planted::check_sentence(t).is_none());
         }
         Ok(serde_yaml_ng::Value::Null) => {}
         Ok(_) => diags.warn(
@@ -213,10 +227,13 @@ fn split_frontmatter(text: &str) -> (Option<&str>, &str) {
 /// Extracts readable text (and the `<title>`) from HTML.
 fn parse_html(text: &str, file: &str, diags: &mut Diagnostics) -> Option<RawRecord> {
     let title = html_title(text);
+    let mut hidden = Vec::new();
+    let text = super::hidden::without_hidden_plants(text, (file, 1), diags, &mut hidden);
     match html2text::from_read(text.as_bytes(), 10_000) {
         Ok(body) => Some(RawRecord {
             title,
             text: body,
+            hidden,
             ..RawRecord::default()
         }),
         Err(e) => {
@@ -347,6 +364,7 @@ fn record_from_value(
         line: Some(n),
         body_line: 1,
         position: None,
+        hidden: Vec::new(),
     })
 }
 

@@ -2,6 +2,7 @@
 
 mod formats;
 pub mod graph;
+mod hidden;
 mod ids;
 pub mod include;
 pub mod parsed;

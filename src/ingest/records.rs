@@ -66,9 +66,11 @@ pub(super) fn add_document(
     }
     let Scan {
         text_hash,
-        flags,
+        mut flags,
         navigation,
     } = scan;
+    // An attack quoted as an example stays out of navigation text, but is no plant.
+    flags.retain(|f| !f.quoted);
     let wanted = match rec.id.as_deref() {
         Some(raw) => sanitize_id(raw).unwrap_or_else(|| {
             diags.warn(
@@ -117,6 +119,7 @@ pub(super) fn add_document(
     // A "title" that is only the record's id or has no letter (`"630"`, `"doc-17"` when the id
     // is `doc-17`) names nothing: the card takes its title from the text instead.
     let mut rec = rec;
+    let hidden = std::mem::take(&mut rec.hidden);
     if rec.title.as_deref().is_some_and(|t| {
         let t = t.trim();
         t == id
@@ -150,8 +153,9 @@ pub(super) fn add_document(
             file,
             at,
             format!(
-                "a sentence {} (\"{}\"); it stays in the document but is never used for navigation text",
+                "a sentence {}{} (\"{}\"); it stays in the document but is never used for navigation text",
                 f.rule,
+                f.place.map(|p| format!(" {p}")).unwrap_or_default(),
                 crate::text::clip_words(&f.text, 12)
             ),
         );
@@ -166,7 +170,7 @@ pub(super) fn add_document(
         aliases: Vec::new(),
         content_hash,
         navigation,
-        flags,
+        flags: flags.into_iter().chain(hidden).collect(),
         origin: Some(Origin {
             root: loc.root,
             rel: loc.rel.to_string(),

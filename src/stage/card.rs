@@ -85,5 +85,20 @@ pub fn cards(
             Vet::from(llm.check_stored(Stored::Card(&card_input(d), &card.value.0)))
         },
     )?;
-    Ok(cards.into_iter().map(|c| c.value.0).collect())
+    Ok(cards
+        .into_iter()
+        .zip(docs)
+        .map(|(c, d)| without_planted_phrases(c.value.0, d))
+        .collect())
+}
+
+/// A card without the key phrases that come from the document's planted sentences (by
+/// construction none should: the card is made from the navigation text; this holds it for
+/// any backend and any stored card).
+fn without_planted_phrases(mut card: Card, d: &Document) -> Card {
+    if !d.flags.is_empty() {
+        card.phrases
+            .retain(|p| !crate::planted::from_plant(p, &d.flags, d.nav_text()));
+    }
+    card
 }

@@ -232,7 +232,8 @@ pub fn summarize_nodes(
     let mut leaf_tags = leaf_tags.into_iter();
     for (pos, &i) in nodes.iter().enumerate() {
         let tags = if inputs[pos].leaf {
-            leaf_tags.next().expect("one tag set per leaf").value.0
+            let tags = leaf_tags.next().expect("one tag set per leaf").value.0;
+            without_planted_entities(tags, &tree.nodes[i].docs, docs)
         } else {
             aggregate_tags(tree, i)
         };
@@ -246,6 +247,31 @@ pub fn summarize_nodes(
         crate::stage::label::distinct_labels(tree, nodes, cards, &avoid);
     }
     Ok(())
+}
+
+/// A leaf's tags without the entities that come from its documents' planted sentences rather
+/// than their text (see [`crate::planted::from_plant`]).
+fn without_planted_entities(mut tags: Tags, members: &[usize], docs: &[Document]) -> Tags {
+    let planted: Vec<&Document> = members
+        .iter()
+        .map(|&d| &docs[d])
+        .filter(|d| !d.flags.is_empty())
+        .collect();
+    if !planted.is_empty() {
+        tags.entities.retain(|e| {
+            !planted
+                .iter()
+                .any(|d| crate::planted::from_plant(e, &d.flags, d.nav_text()))
+                || members.iter().any(|&m| {
+                    docs[m].flags.is_empty()
+                        && docs[m]
+                            .nav_text()
+                            .to_lowercase()
+                            .contains(&e.to_lowercase())
+                })
+        });
+    }
+    tags
 }
 
 /// The model's result, or (when its answers were unusable) the extractive one.
