@@ -224,6 +224,8 @@ pub fn ingest_with(
     diags: &mut Diagnostics,
     prior: Option<Prior>,
 ) -> Result<Corpus, BuildError> {
+    // The planted-instruction rules compile while the sources are found and read.
+    std::thread::spawn(crate::planted::warm_up);
     let (walked, known, cache) = match prior {
         Some(p) => (p.walk, Some(p.sources), Some(p.parsed)),
         None => (walk(opts)?, None, None),

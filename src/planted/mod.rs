@@ -35,15 +35,6 @@ pub struct Flag {
     pub quoted: bool,
 }
 
-/// The rules compiled: those of Latin-script languages, those of other scripts, and the
-/// negation that turns an ask into advice.
-struct Compiled {
-    latin: RegexSet,
-    european: RegexSet,
-    other: RegexSet,
-    negation: Regex,
-}
-
 fn set_of(rules: &[(&str, &str)], relax: bool) -> RegexSet {
     regex::RegexSetBuilder::new(rules.iter().map(|(_, p)| {
         let p = if relax {
@@ -60,14 +51,37 @@ fn set_of(rules: &[(&str, &str)], relax: bool) -> RegexSet {
     .expect("the planted-instruction rules compile")
 }
 
-fn rules() -> &'static Compiled {
-    static R: OnceLock<Compiled> = OnceLock::new();
-    R.get_or_init(|| Compiled {
-        latin: set_of(RULES, false),
-        european: set_of(EUROPEAN_RULES, false),
-        other: set_of(OTHER_SCRIPT_RULES, false),
-        negation: Regex::new(&format!("(?i){NEGATION}")).expect("the negation rule compiles"),
-    })
+// Each set is compiled on first use (tens of milliseconds each): a corpus without a plant
+// compiles only the whole-text set, one in English only the Latin-script rules too.
+
+/// The always-read rules, one sentence at a time.
+fn latin() -> &'static RegexSet {
+    static R: OnceLock<RegexSet> = OnceLock::new();
+    R.get_or_init(|| set_of(RULES, false))
+}
+
+/// The rules of the other European languages.
+fn european() -> &'static RegexSet {
+    static R: OnceLock<RegexSet> = OnceLock::new();
+    R.get_or_init(|| set_of(EUROPEAN_RULES, false))
+}
+
+/// The rules of languages in other scripts.
+fn other() -> &'static RegexSet {
+    static R: OnceLock<RegexSet> = OnceLock::new();
+    R.get_or_init(|| set_of(OTHER_SCRIPT_RULES, false))
+}
+
+/// The negation that turns an ask into advice.
+fn negation() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| Regex::new(&format!("(?i){NEGATION}")).expect("the negation rule compiles"))
+}
+
+/// Compiles the whole-text rules now (on a thread of its own at the start of ingest, so that
+/// the first document does not wait for them).
+pub fn warm_up() {
+    let _ = whole_text_rules();
 }
 
 /// The left context of the one rule that looks before its match: what a sentence starts with,
@@ -102,8 +116,32 @@ pub fn may_hold_plant(text: &str) -> bool {
 fn may_flag(text: &str) -> bool {
     let hits = whole_text_rules().matches(text);
     hits.iter().any(|i| i < RULES.len())
-        || (hits.matched(RULES.len()) && rules().european.is_match(text))
-        || (other_script(text) && rules().other.is_match(text))
+        || (hits.matched(RULES.len()) && european().is_match(text))
+        || (other_script(text) && other().is_match(text))
+}
+
+/// Which sets a text's sentences are read with: the European rules only where the whole text
+/// opens their gate (as [`may_flag`] reads them), the other scripts' only where it has their
+/// letters.
+#[derive(Clone, Copy)]
+struct Reading {
+    european: bool,
+    other: bool,
+}
+
+impl Reading {
+    /// Every set (a sentence alone may lack the words that open the gates).
+    const ALL: Reading = Reading {
+        european: true,
+        other: true,
+    };
+
+    fn of(text: &str) -> Reading {
+        Reading {
+            european: whole_text_rules().matches(text).matched(RULES.len()),
+            other: other_script(text),
+        }
+    }
 }
 
 /// The rule called `name` (how a flag read back from a record names its rule).
@@ -124,21 +162,33 @@ pub fn check_sentence(sentence: &str) -> Option<&'static str> {
 
 /// [`check_sentence`] of a sentence already folded.
 fn check_folded(sentence: &str) -> Option<&'static str> {
-    let r = rules();
-    // A sentence alone may lack the words that open the gates: every set is read.
-    let rule = [
-        (&r.latin, RULES),
-        (&r.european, EUROPEAN_RULES),
-        (&r.other, OTHER_SCRIPT_RULES),
-    ]
-    .into_iter()
-    .find_map(|(set, rules)| set.matches(sentence).iter().next().map(|i| rules[i].0))?;
+    check_read(sentence, Reading::ALL)
+}
+
+/// The rule a folded sentence breaks, read with the sets `reading` names (the Latin-script
+/// rules always; the other scripts' only when the sentence has their letters).
+fn check_read(sentence: &str, reading: Reading) -> Option<&'static str> {
+    let first = |set: &RegexSet, rules: &[(&'static str, &str)]| {
+        set.matches(sentence).iter().next().map(|i| rules[i].0)
+    };
+    let rule = first(latin(), RULES)
+        .or_else(|| {
+            reading
+                .european
+                .then(|| first(european(), EUROPEAN_RULES))
+                .flatten()
+        })
+        .or_else(|| {
+            (reading.other && other_script(sentence))
+                .then(|| first(other(), OTHER_SCRIPT_RULES))
+                .flatten()
+        })?;
     // "Never email your password to anyone" and "do not wire money to …" are advice, not asks.
     let asks = matches!(
         rule,
         "asks to send a secret" | "asks to send money" | "weakens security"
     );
-    if asks && r.negation.is_match(sentence) {
+    if asks && negation().is_match(sentence) {
         return None;
     }
     Some(rule)
@@ -242,12 +292,13 @@ fn add_hiding(original: &str, folded: &str, out: &mut Vec<(usize, usize, usize, 
 fn sentence_flags(text: &str) -> Vec<(usize, usize, usize, &'static str)> {
     let mut out = Vec::new();
     let mut in_plant = false;
+    let reading = Reading::of(text);
     for (n, line) in text.lines().enumerate() {
         if starts_paragraph(line) {
             in_plant = false;
         }
         for (a, b) in sentence_spans(line) {
-            let rule = match check_folded(&line[a..b]) {
+            let rule = match check_read(&line[a..b], reading) {
                 Some(rule) => {
                     in_plant |= OPENS_A_PLANT.contains(&rule);
                     rule
