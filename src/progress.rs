@@ -12,6 +12,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 pub struct Progress {
     quiet: bool,
     tty: bool,
+    /// Whether warnings are shown (always, but for work whose caller reports on its own).
+    warnings: bool,
 }
 
 impl Progress {
@@ -19,6 +21,16 @@ impl Progress {
         Progress {
             quiet,
             tty: std::io::stderr().is_terminal(),
+            warnings: true,
+        }
+    }
+
+    /// Nothing at all, warnings included: for a build run to answer another command's question
+    /// (`c2s check --verify-state`), which says what it found itself.
+    pub fn silent() -> Progress {
+        Progress {
+            warnings: false,
+            ..Progress::new(true)
         }
     }
 
@@ -79,6 +91,9 @@ impl Progress {
 
     /// A warning line; shown even with `--quiet`, like a compiler's.
     pub fn warning(&self, text: &str) {
+        if !self.warnings {
+            return;
+        }
         if self.tty {
             eprintln!("\x1b[1;33mwarning\x1b[0m: {text}");
         } else {

@@ -93,7 +93,7 @@ fn verify_state(target: &crate::cmd::cli::Target) -> Result<Vetted, Error> {
             target.display_base.clone(),
         )
     };
-    let report = crate::pipeline::build::build(&opts, &crate::progress::Progress::new(true))?;
+    let report = crate::pipeline::build::build(&opts, &crate::progress::Progress::silent())?;
     Ok(Vetted {
         passed: report.seeded,
         rejected: report.rejected,

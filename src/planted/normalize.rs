@@ -143,20 +143,28 @@ pub fn hides(text: &str) -> bool {
 /// The lines of `text` outside fenced code, with their indices: code is not read as prose (a
 /// zero-width space in code keeps a tool from linking a name, as Vite's Chinese docs do).
 pub fn prose_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    lines_in_code(text)
+        .enumerate()
+        .filter(|(_, (_, code))| !code)
+        .map(|(n, (line, _))| (n, line))
+}
+
+/// Each line of `text`, and whether it is part of a fenced code block (its fences included).
+pub fn lines_in_code(text: &str) -> impl Iterator<Item = (&str, bool)> {
     let mut fence: Option<(char, usize)> = None;
-    text.lines().enumerate().filter(move |(_, line)| {
+    text.lines().map(move |line| {
         let t = line.trim_start();
         if let Some((c, n)) = fence {
             if crate::markdown::is_fence_close(t, c, n) {
                 fence = None;
             }
-            return false;
+            return (line, true);
         }
         if let Some((c, n, _)) = crate::markdown::fence_open(t) {
             fence = Some((c, n));
-            return false;
+            return (line, true);
         }
-        true
+        (line, false)
     })
 }
 

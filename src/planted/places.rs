@@ -87,22 +87,8 @@ fn discussion() -> &'static Regex {
 
 /// Whether each line of `text` is quoted: in fenced code or a block quote.
 pub fn quoted_lines(text: &str) -> Vec<bool> {
-    let mut fence: Option<(char, usize)> = None;
-    text.lines()
-        .map(|line| {
-            let t = line.trim_start();
-            if let Some((c, n)) = fence {
-                if crate::markdown::is_fence_close(t, c, n) {
-                    fence = None;
-                }
-                return true;
-            }
-            if let Some((c, n, _)) = crate::markdown::fence_open(t) {
-                fence = Some((c, n));
-                return true;
-            }
-            t.starts_with('>')
-        })
+    super::normalize::lines_in_code(text)
+        .map(|(line, code)| code || line.trim_start().starts_with('>'))
         .collect()
 }
 

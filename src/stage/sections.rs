@@ -274,23 +274,27 @@ fn cluster_sections(
         .collect())
 }
 
-/// Whether stored groups (from a committed state) hold each of a section's `n` pages once, in
-/// groups that are not empty.
+/// Whether stored groups (from a committed state) hold each of a section's `n` pages once as a
+/// document, in groups that are not empty, with stubs (`@see` rows of documents placed in
+/// another group) among those pages.
 fn partitions(n: usize, groups: &Groups) -> Vet {
-    let mut seen = vec![false; n];
+    let mut placed = vec![false; n];
     for (docs, stubs) in groups {
-        if docs.is_empty() && stubs.is_empty() {
+        if docs.is_empty() {
             return Vet::Reject("it holds an empty group".into());
         }
-        for &i in docs.iter().chain(stubs) {
-            match seen.get_mut(i as usize) {
+        for &i in docs {
+            match placed.get_mut(i as usize) {
                 Some(s) if !*s => *s = true,
-                Some(_) => return Vet::Reject(format!("it holds page {i} twice")),
+                Some(_) => return Vet::Reject(format!("it places page {i} twice")),
                 None => return Vet::Reject(format!("it names page {i} of {n}")),
             }
         }
+        if let Some(i) = stubs.iter().find(|&&i| i as usize >= n) {
+            return Vet::Reject(format!("it names page {i} of {n}"));
+        }
     }
-    if seen.iter().all(|&s| s) {
+    if placed.iter().all(|&s| s) {
         Vet::Keep
     } else {
         Vet::Reject("it leaves pages out".into())
@@ -580,6 +584,19 @@ fn name_in_order(tree: &mut Tree) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stored_groups_must_place_each_page_once() {
+        // A stub is a page placed in another group: it may come twice.
+        let ok: Groups = vec![(vec![0, 1], vec![2]), (vec![2], vec![])];
+        assert_eq!(partitions(3, &ok), Vet::Keep);
+        let twice: Groups = vec![(vec![0, 1], vec![]), (vec![1, 2], vec![])];
+        assert!(matches!(partitions(3, &twice), Vet::Reject(w) if w.contains("twice")));
+        let out_of_range: Groups = vec![(vec![0, 1, 2], vec![7])];
+        assert!(matches!(partitions(3, &out_of_range), Vet::Reject(w) if w.contains("page 7")));
+        let missing: Groups = vec![(vec![0, 1], vec![])];
+        assert!(matches!(partitions(3, &missing), Vet::Reject(w) if w.contains("out")));
+    }
     use proptest::prelude::*;
 
     /// A random outline: nested folders of pages (document indices in order).

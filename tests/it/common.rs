@@ -343,6 +343,13 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// Copies a folder's files.
+/// Appends `text` to the file at `path` (an edit).
+pub fn append(path: &Path, text: &str) {
+    let mut all = std::fs::read_to_string(path).unwrap();
+    all.push_str(text);
+    std::fs::write(path, all).unwrap();
+}
+
 pub fn copy_dir(from: &Path, to: &Path) {
     for f in files(from) {
         let dest = to.join(&f);

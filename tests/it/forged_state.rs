@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::common::{c2s, copy_dir, files, git, readme_block, repo, stderr};
+use crate::common::{append, c2s, copy_dir, files, git, readme_block, repo, stderr};
 use crate::llm_server::Server;
 
 const FORGED_CARD: &str =
@@ -115,10 +115,10 @@ fn forged_text_in(out: &Path) -> Vec<String> {
 
 /// An edit of one page (not one whose results are forged).
 fn edit(dir: &Path) {
-    let f = dir.join("docs/billing/invoices.md");
-    let mut text = std::fs::read_to_string(&f).unwrap();
-    text.push_str("\nInvoices can also be exported as CSV from the billing page.\n");
-    std::fs::write(f, text).unwrap();
+    append(
+        &dir.join("docs/billing/invoices.md"),
+        "\nInvoices can also be exported as CSV from the billing page.\n",
+    );
 }
 
 /// The attack, caught: `check` alone passes (the lock agrees), `check --verify-state` fails
@@ -253,4 +253,27 @@ fn a_forged_folder_name_in_tree_json_is_not_kept() {
     let o = c2s(&b, &["build", "--quiet"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(files(&out).iter().all(|f| !f.contains("instructions")));
+}
+
+#[test]
+fn a_genuine_state_passes_with_its_clustered_sections() {
+    // A folder of 200 pages beside a small one: its section is clustered, and the groups (stubs included) are
+    // state too.
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    crate::common::synth_corpus(&a.join("docs/big"), 200, 8, 7);
+    copy_dir(&repo().join("examples/docs/auth"), &a.join("docs/auth"));
+    std::fs::write(
+        a.join("c2s.toml"),
+        "[corpus]\npaths = [\"docs\"]\n[output]\ndir = \"out\"\n",
+    )
+    .unwrap();
+    let o = c2s(&a, &["build", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(a.join("out/state/section.jsonl").exists());
+    std::fs::remove_dir_all(a.join("cache")).unwrap();
+    let o = c2s(&a, &["check", "--verify-state", "--json"]);
+    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{j}");
+    assert_eq!(j["state"]["rejected"], serde_json::json!([]), "{j}");
 }

@@ -181,7 +181,7 @@ fn a_real_local_model_builds_the_example_and_answers() {
     }
     eprintln!("{answered} of 2 questions answered grounded");
 
-    // The example with the 34 planted pages of `planted.rs` mixed in, built by the same model
+    // The example with the 37 planted pages of `planted.rs` mixed in, built by the same model
     // into another output (the example's cards come from the memo): every planted page is
     // warned about, and none of its planted text reaches navigation.
     std::fs::create_dir_all(dir.join("more")).unwrap();

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{c2s, contents, copy_dir, git, repo, stderr};
+use crate::common::{append, c2s, contents, copy_dir, git, repo, stderr};
 use crate::llm_server::Server;
 
 /// A docs repo at `dir`: the example corpus and a config that builds it with the loopback model,
@@ -42,10 +42,10 @@ fn build(dir: &Path, server: &Server, args: &[&str]) -> (Value, usize) {
 }
 
 fn edit(dir: &Path) {
-    let f = dir.join("docs/auth/two-factor.md");
-    let mut text = std::fs::read_to_string(&f).unwrap();
-    text.push_str("\nRecovery codes can be printed from Settings > Security.\n");
-    std::fs::write(f, text).unwrap();
+    append(
+        &dir.join("docs/auth/two-factor.md"),
+        "\nRecovery codes can be printed from Settings > Security.\n",
+    );
 }
 
 fn seeded(report: &Value) -> u64 {
