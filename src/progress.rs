@@ -12,16 +12,42 @@ use indicatif::{ProgressBar, ProgressStyle};
 pub struct Progress {
     quiet: bool,
     tty: bool,
+    /// Whether status lines, warnings and errors are colored.
+    color: bool,
     /// Whether warnings are shown (always, but for work whose caller reports on its own).
     warnings: bool,
 }
 
 impl Progress {
     pub fn new(quiet: bool) -> Progress {
+        let tty = std::io::stderr().is_terminal();
         Progress {
             quiet,
-            tty: std::io::stderr().is_terminal(),
+            tty,
+            color: tty && color_allowed(|k| std::env::var_os(k)),
             warnings: true,
+        }
+    }
+
+    /// With colors forced on or off (`--color always|never`), or as detected (`None`).
+    pub fn with_color(self, forced: Option<bool>) -> Progress {
+        Progress {
+            color: forced.unwrap_or(self.color),
+            ..self
+        }
+    }
+
+    /// Whether what is printed is colored.
+    pub fn color(&self) -> bool {
+        self.color
+    }
+
+    /// An error line, as the command ends.
+    pub fn error(&self, text: &str) {
+        if self.color {
+            eprintln!("\x1b[1;31merror\x1b[0m: {text}");
+        } else {
+            eprintln!("error: {text}");
         }
     }
 
@@ -82,7 +108,7 @@ impl Progress {
         if self.quiet {
             return;
         }
-        if self.tty {
+        if self.color {
             eprintln!("\x1b[1;32m{verb:>12}\x1b[0m {msg}");
         } else {
             eprintln!("{verb:>12} {msg}");
@@ -94,12 +120,20 @@ impl Progress {
         if !self.warnings {
             return;
         }
-        if self.tty {
+        if self.color {
             eprintln!("\x1b[1;33mwarning\x1b[0m: {text}");
         } else {
             eprintln!("warning: {text}");
         }
     }
+}
+
+/// Whether a terminal may be colored, by the environment `var` reads: not when `NO_COLOR` is
+/// set to anything but the empty string (no-color.org), nor for `TERM=dumb`.
+fn color_allowed(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> bool {
+    let no_color = var("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let dumb = var("TERM").is_some_and(|t| t == "dumb");
+    !no_color && !dumb
 }
 
 /// A stage's progress (see [`Progress::meter`]).
@@ -194,5 +228,31 @@ mod tests {
             rate_line(50, 100, Duration::from_secs(2)),
             "50/100 (25/s, about 2s left)"
         );
+    }
+}
+
+#[cfg(test)]
+mod color_tests {
+    use super::*;
+
+    #[test]
+    fn no_color_and_a_dumb_terminal_turn_colors_off() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+            }
+        };
+        assert!(color_allowed(env(&[])));
+        assert!(!color_allowed(env(&[("NO_COLOR", "1")])));
+        // An empty NO_COLOR is as if unset.
+        assert!(color_allowed(env(&[("NO_COLOR", "")])));
+        assert!(!color_allowed(env(&[("TERM", "dumb")])));
+        // `--color` decides over the environment.
+        let p = Progress::new(true).with_color(Some(true));
+        assert!(p.color());
+        assert!(!p.with_color(Some(false)).color());
     }
 }

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::config::ConfigError;
 use crate::config::Loaded;
@@ -16,6 +16,29 @@ pub struct Cli {
     /// Print only warnings and errors.
     #[arg(short, long, global = true)]
     pub quiet: bool,
+    /// Color status lines, warnings and errors: auto (on a terminal, unless NO_COLOR is set),
+    /// always, never.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+}
+
+/// When to color what c2s prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorWhen {
+    /// `Some(choice)` when it is forced, `None` for auto.
+    pub fn forced(self) -> Option<bool> {
+        match self {
+            ColorWhen::Auto => None,
+            ColorWhen::Always => Some(true),
+            ColorWhen::Never => Some(false),
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -297,6 +320,27 @@ impl TargetArgs {
     /// Recorded paths (sources, ids, the lock) are relative to the project root: the config's
     /// folder, or the corpus folder without a config; so the same build gives the same output
     /// from any working folder.
+    /// Why no target is found in `cwd` (which has no c2s.toml): the `--out` given is no
+    /// output, or nothing says what to build.
+    fn no_output(&self, cwd: PathBuf) -> ConfigError {
+        let Some(out) = &self.out else {
+            return ConfigError::NotFound { dir: cwd };
+        };
+        let at = cwd.join(out);
+        let why = if !at.exists() {
+            "no such folder"
+        } else if !at.join(crate::format::LOCK_FILE).exists() {
+            "it has no c2s.lock"
+        } else {
+            "its c2s.lock does not say what it was built from"
+        };
+        ConfigError::NoOutput {
+            out: out.display().to_string(),
+            why,
+            dir: cwd,
+        }
+    }
+
     pub fn resolve(&self) -> Result<Target, ConfigError> {
         let cwd = std::env::current_dir().map_err(|source| ConfigError::Read {
             path: PathBuf::from("."),
@@ -315,7 +359,7 @@ impl TargetArgs {
                 Some(file) => (Loaded::from_file(&file)?, None, Vec::new()),
                 None => {
                     let Some((out, built)) = from_lock() else {
-                        return Err(ConfigError::NotFound { dir: cwd });
+                        return Err(self.no_output(cwd));
                     };
                     let at = |p: &String| crate::format::lock::normalize_path(&out.join(p));
                     let loaded = match &built.config {

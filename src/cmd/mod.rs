@@ -28,7 +28,7 @@ pub const EXIT_ERROR: u8 = 2;
 
 /// Runs one CLI invocation and returns the process exit code.
 pub fn run(cli: Cli) -> ExitCode {
-    let progress = Progress::new(cli.quiet);
+    let progress = Progress::new(cli.quiet).with_color(cli.color.forced());
     let result = match &cli.command {
         Command::Build(args) => build::build_cmd(args, &progress),
         Command::Check(args) => check::check_cmd(args),
@@ -44,7 +44,7 @@ pub fn run(cli: Cli) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {e}");
+            progress.error(&e.to_string());
             ExitCode::from(exit_code(&e))
         }
     }

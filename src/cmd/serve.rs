@@ -28,7 +28,8 @@ pub(crate) fn serve_target(args: &TargetArgs) -> Result<ServeTarget, Error> {
             out: t.out_dir,
             loaded: t.loaded,
         }),
-        Err(ConfigError::NotFound { dir }) => {
+        // Serving needs only the output: no config, and no corpus its lock names.
+        Err(ConfigError::NotFound { dir } | ConfigError::NoOutput { dir, .. }) => {
             let out = match &args.out {
                 Some(o) => dir.join(o),
                 None if dir.join("c2s-out").join(LOCK_FILE).is_file() => dir.join("c2s-out"),

@@ -63,7 +63,7 @@ impl Config {
     pub fn from_toml(text: &str, origin: &Path) -> Result<Config, ConfigError> {
         let config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
             path: origin.to_path_buf(),
-            message: e.to_string().trim_end().to_string(),
+            message: parse_message(text, &e),
         })?;
         config.validate()?;
         Ok(config)
@@ -114,6 +114,50 @@ impl Config {
     }
 }
 
+/// A TOML error as a user reads it: the key it is about (`tree.p`), and the expected type in
+/// words, not Rust's (`expected usize`).
+fn parse_message(text: &str, e: &toml::de::Error) -> String {
+    let mut message = e.to_string().trim_end().to_string();
+    for (rust, words) in [
+        ("expected usize", "expected a whole number, 0 or more"),
+        ("expected u64", "expected a whole number, 0 or more"),
+        ("expected u32", "expected a whole number, 0 or more"),
+        ("expected u16", "expected a whole number, 0 or more"),
+        ("expected u8", "expected a whole number, 0 or more"),
+        ("expected i64", "expected a whole number"),
+        ("expected i32", "expected a whole number"),
+        ("expected f64", "expected a number"),
+        ("expected f32", "expected a number"),
+    ] {
+        message = message.replace(rust, words);
+    }
+    match e.span().and_then(|s| key_at(text, s.start)) {
+        Some(key) => format!("`{key}`: {message}"),
+        None => message,
+    }
+}
+
+/// The dotted key whose value starts at byte `at` of a TOML text: the last `[table]` header
+/// before it and the key on its line.
+fn key_at(text: &str, at: usize) -> Option<String> {
+    let before = text.get(..at)?;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let key = before[line_start..].split('=').next()?.trim();
+    if key.is_empty() || key.starts_with('[') || !before[line_start..].contains('=') {
+        return None;
+    }
+    let table = before[..line_start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('[') && !l.starts_with("[["))
+        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim().to_string());
+    Some(match table {
+        Some(t) if !t.is_empty() => format!("{t}.{key}"),
+        _ => key.to_string(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,5 +174,20 @@ mod tests {
         let msg = e.to_string();
         assert!(msg.contains("pp"), "{msg}");
         assert!(msg.contains("c2s.toml"), "{msg}");
+    }
+
+    #[test]
+    fn a_type_error_names_the_key_and_the_type_in_words() {
+        let e = Config::from_toml(
+            "[corpus]\npaths = [\"d\"]\n[tree]\np = \"eight\"\n",
+            Path::new("c2s.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("`tree.p`") && e.contains("expected a whole number, 0 or more"),
+            "{e}"
+        );
+        assert!(!e.contains("usize"), "{e}");
     }
 }

@@ -183,3 +183,79 @@ fn a_closed_pipe_ends_c2s_quietly() {
     let err = stderr(&o);
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// `c2s ARGS` in `dir` with `env` set (and NO_COLOR, CLICOLOR and TERM cleared first).
+fn c2s_env(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_c2s"));
+    cmd.args(args)
+        .current_dir(dir)
+        .env_remove("NO_COLOR")
+        .env_remove("TERM");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+fn colors_follow_the_color_flag_and_no_color() {
+    let tmp = tempfile::tempdir().unwrap();
+    crate::common::copy_dir(
+        &crate::common::repo().join("examples/docs"),
+        &tmp.path().join("docs"),
+    );
+    let esc = "\x1b[";
+    // Not a terminal: no colors unless asked for.
+    let o = c2s_env(tmp.path(), &["build", "docs", "--out", "out"], &[]);
+    assert!(o.status.success());
+    assert!(!String::from_utf8_lossy(&o.stderr).contains(esc));
+    // `--color always` colors status lines and errors, whatever NO_COLOR says.
+    let o = c2s_env(
+        tmp.path(),
+        &[
+            "build", "docs", "--out", "out", "--full", "--color", "always",
+        ],
+        &[("NO_COLOR", "1")],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("\x1b[1;32m    Finished\x1b[0m"), "{err}");
+    let o = c2s_env(
+        tmp.path(),
+        &["--color", "always", "check", "--out", "nothere"],
+        &[],
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("\x1b[1;31merror\x1b[0m: "));
+    // `--color never` never does.
+    let o = c2s_env(
+        tmp.path(),
+        &[
+            "build", "docs", "--out", "out", "--full", "--color", "never",
+        ],
+        &[],
+    );
+    assert!(!String::from_utf8_lossy(&o.stderr).contains(esc));
+}
+
+#[test]
+fn an_output_that_does_not_exist_is_named_as_the_problem() {
+    let tmp = tempfile::tempdir().unwrap();
+    for args in [
+        &["check", "--out", "nothere"][..],
+        &["clean", "--out", "nothere", "--cache"][..],
+    ] {
+        let o = c2s(tmp.path(), args);
+        assert_eq!(o.status.code(), Some(2));
+        let e = stderr(&o);
+        assert!(
+            e.contains("nothere is not an output c2s built (no such folder)")
+                && e.contains("`c2s build PATH --out nothere`"),
+            "{e}"
+        );
+    }
+    std::fs::create_dir(tmp.path().join("plain")).unwrap();
+    let e = stderr(&c2s(tmp.path(), &["check", "--out", "plain"]));
+    assert!(
+        e.contains("plain is not an output c2s built (it has no c2s.lock)"),
+        "{e}"
+    );
+}
