@@ -117,7 +117,17 @@ impl Config {
 /// A TOML error as a user reads it: the key it is about (`tree.p`), and the expected type in
 /// words, not Rust's (`expected usize`).
 fn parse_message(text: &str, e: &toml::de::Error) -> String {
-    let mut message = e.to_string().trim_end().to_string();
+    let message = in_words(e.to_string().trim_end());
+    match e.span().and_then(|s| key_at(text, s.start)) {
+        Some(key) => format!("`{key}`: {message}"),
+        None => message,
+    }
+}
+
+/// A deserializer's message with Rust's type names in words (`expected usize`: a whole
+/// number, 0 or more).
+pub(super) fn in_words(message: &str) -> String {
+    let mut message = message.to_string();
     for (rust, words) in [
         ("expected usize", "expected a whole number, 0 or more"),
         ("expected u64", "expected a whole number, 0 or more"),
@@ -131,10 +141,7 @@ fn parse_message(text: &str, e: &toml::de::Error) -> String {
     ] {
         message = message.replace(rust, words);
     }
-    match e.span().and_then(|s| key_at(text, s.start)) {
-        Some(key) => format!("`{key}`: {message}"),
-        None => message,
-    }
+    message
 }
 
 /// The dotted key whose value starts at byte `at` of a TOML text: the last `[table]` header
@@ -189,5 +196,11 @@ mod tests {
             "{e}"
         );
         assert!(!e.contains("usize"), "{e}");
+        let mut c = Config::default();
+        let e = c
+            .apply_sets(&["tree.p=abc".to_string()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("expected a whole number, 0 or more"), "{e}");
     }
 }

@@ -8,7 +8,7 @@ impl Config {
     fn set_unchecked(&mut self, arg: &str) -> Result<(), ConfigError> {
         let err = |message: String| ConfigError::Set {
             arg: arg.to_string(),
-            message,
+            message: super::load::in_words(&message),
         };
         let (key, raw) = arg
             .split_once('=')
