@@ -46,21 +46,27 @@ pub enum Command {
     /// Compile the corpus into a skill tree (reads ./c2s.toml, or builds PATH directly).
     Build(BuildArgs),
     /// Exit 0 when the output is fresh, 1 when stale (and say why), 2 on error. Needs no cache.
+    #[command(mut_arg("path", |a| a.help(BUILT_FROM)), mut_arg("skills_dir", |a| a.help(WROTE_SKILLS)))]
     Check(CheckArgs),
     /// Rebuild whenever a source or the config changes (Ctrl-C stops).
     Watch(WatchArgs),
     /// Remove the output folder (and with --cache the memo).
+    #[command(mut_arg("path", |a| a.help(BUILT_FROM)), mut_arg("skills_dir", |a| a.help(WROTE_SKILLS)))]
     Clean(CleanArgs),
     /// Answer a question: the LLM agent browses the compiled tree (`--offline`: the navigator).
+    #[command(mut_arg("path", |a| a.help(READS_OUTPUT)), mut_arg("skills_dir", |a| a.help(READS_SKILLS)))]
     Ask(AskArgs),
     /// Serve the compiled output's tools and skills to MCP clients over stdio.
+    #[command(mut_arg("path", |a| a.help(READS_OUTPUT)), mut_arg("skills_dir", |a| a.help(READS_SKILLS)))]
     Mcp(McpArgs),
     /// Measure the navigator against flat retrieval on a benchmark folder (corpus.jsonl + queries.jsonl).
     Eval(EvalArgs),
     /// Upload the top-level skills to the Claude Skills API (only those that changed).
+    #[command(mut_arg("path", |a| a.help(READS_OUTPUT)), mut_arg("skills_dir", |a| a.help(READS_SKILLS)))]
     Publish(PublishArgs),
     /// Zip each top-level skill for upload (claude.ai, Claude Code) and write a static discovery
     /// site (.well-known/agent-skills/index.json with each archive's sha256 digest).
+    #[command(mut_arg("path", |a| a.help(READS_OUTPUT)), mut_arg("skills_dir", |a| a.help(READS_SKILLS)))]
     Pack(PackArgs),
     /// Inspect or prune the memo.
     Cache {
@@ -72,6 +78,7 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum CacheAction {
     /// Entries and bytes per stage.
+    #[command(mut_arg("path", |a| a.help(BUILT_FROM)), mut_arg("skills_dir", |a| a.help(READS_SKILLS)))]
     Stats {
         #[command(flatten)]
         target: TargetArgs,
@@ -80,6 +87,7 @@ pub enum CacheAction {
         json: bool,
     },
     /// Delete entries that no recorded build of an existing output still uses.
+    #[command(mut_arg("path", |a| a.help(BUILT_FROM)), mut_arg("skills_dir", |a| a.help(READS_SKILLS)))]
     Gc {
         #[command(flatten)]
         target: TargetArgs,
@@ -229,6 +237,18 @@ pub struct CleanArgs {
     pub cache: bool,
 }
 
+// `[PATH]` and `--skills-dir` as the commands that read an output, rather than build one,
+// use them.
+/// `[PATH]` of a command that works on a built output.
+const BUILT_FROM: &str = "The corpus the output was built from, for a build without a config file (default: what the output's c2s.lock says)";
+/// `[PATH]` of a command that serves an output.
+const READS_OUTPUT: &str = "The corpus, for an output built without a config file (rarely needed: --out DIR alone serves an output)";
+/// `--skills-dir` of a command that checks or removes what a build wrote.
+const WROTE_SKILLS: &str = "The folder the build wrote the top-level skill folders into, when not OUT/skills (default: output.skills_dir)";
+/// `--skills-dir` of a command that reads an output.
+const READS_SKILLS: &str =
+    "Where the top-level skill folders are, when not in OUT/skills (default: output.skills_dir)";
+
 /// Which corpus, config and output a command works on.
 #[derive(Debug, Args)]
 pub struct TargetArgs {
@@ -237,7 +257,7 @@ pub struct TargetArgs {
     /// Output folder (default: output.dir from the config, else ./c2s-out).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Config file (default: ./c2s.toml).
+    /// Config file (default: c2s.toml in this folder or the nearest parent).
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Write the top-level skill folders into this folder (shared with other skills, e.g.

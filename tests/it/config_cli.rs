@@ -259,3 +259,40 @@ fn an_output_that_does_not_exist_is_named_as_the_problem() {
         "{e}"
     );
 }
+
+#[test]
+fn each_command_describes_path_and_skills_dir_as_it_uses_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let help = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.push("--help");
+        ok(tmp.path(), &all)
+    };
+    let build = help(&["build"]);
+    assert!(build.contains("to build without a config file"), "{build}");
+    assert!(
+        build.contains("Write the top-level skill folders"),
+        "{build}"
+    );
+    for cmd in [
+        &["ask"][..],
+        &["mcp"][..],
+        &["pack"][..],
+        &["publish"][..],
+        &["check"][..],
+        &["clean"][..],
+        &["cache", "stats"][..],
+        &["cache", "gc"][..],
+    ] {
+        let h = help(cmd);
+        assert!(
+            !h.contains("to build without a config file"),
+            "{cmd:?}: {h}"
+        );
+        assert!(
+            !h.contains("Write the top-level skill folders"),
+            "{cmd:?}: {h}"
+        );
+        assert!(h.contains("nearest parent"), "{cmd:?}: {h}");
+    }
+}
