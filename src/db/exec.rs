@@ -229,7 +229,11 @@ impl<'a> Executor<'a> {
             .par_iter()
             .map(|b| b.as_deref().and_then(O::decode))
             .collect();
-        let subjects: Vec<&str> = planned.iter().map(|p| p.plan.subject.as_str()).collect();
+        // Subjects name rejected results: only a call that took something from the seed needs them.
+        let subjects: Vec<&str> = match taken.is_empty() {
+            true => Vec::new(),
+            false => planned.iter().map(|p| p.plan.subject.as_str()).collect(),
+        };
         let seeded = self.vet_seeded(
             stage,
             (items, &keys, &subjects),

@@ -20,7 +20,7 @@ impl Embedder for Hashed {
     }
 
     /// Hashing a text again is cheap and exact: a stored vector is recomputed and compared.
-    fn check_stored(&self, _text: &str, _v: &[f32]) -> Option<Result<(), String>> {
+    fn check_stored(&self, _text: super::Lazy<'_>, _v: &[f32]) -> Option<Result<(), String>> {
         None
     }
 

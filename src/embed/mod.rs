@@ -36,7 +36,7 @@ pub trait Embedder: Send + Sync {
     /// whether it can be this model's (finite, not empty, unit length when the model's are). A
     /// model's vector is not recomputed: that is the cost the state saves, and a vector routes
     /// a document but never becomes text.
-    fn check_stored(&self, text: &str, v: &[f32]) -> Option<Result<(), String>> {
+    fn check_stored(&self, text: Lazy<'_>, v: &[f32]) -> Option<Result<(), String>> {
         let _ = text;
         Some(plausible(v, true))
     }
@@ -49,6 +49,10 @@ pub trait Embedder: Send + Sync {
         "cpu".into()
     }
 }
+
+/// A stored vector's text, made only when a check needs it (`None`: its document no longer has
+/// it).
+pub type Lazy<'t> = &'t dyn Fn() -> Option<String>;
 
 /// The dry-run stand-in: keeps the configured embedder's identity (so memo keys match a real
 /// build) but computes misses with the hashed embedder, so `--dry-run` never loads a model or
@@ -74,9 +78,12 @@ impl Embedder for Standin {
 
     /// The configured embedder's check; where that is a recomputation, it is done with the
     /// configured embedder (the stand-in computes other vectors).
-    fn check_stored(&self, text: &str, v: &[f32]) -> Option<Result<(), String>> {
+    fn check_stored(&self, text: Lazy<'_>, v: &[f32]) -> Option<Result<(), String>> {
         self.0.check_stored(text, v).or_else(|| {
-            Some(match self.0.embed(&[text]) {
+            let Some(text) = text() else {
+                return Some(Err("its text is no longer in its document".into()));
+            };
+            Some(match self.0.embed(&[&text]) {
                 Ok(fresh) if fresh.first().is_some_and(|f| f.as_slice() == v) => Ok(()),
                 Ok(_) => Err("it differs from what this build computes from the same input".into()),
                 Err(e) => Err(format!("it could not be computed again to compare ({e})")),

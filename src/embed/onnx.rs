@@ -277,7 +277,7 @@ impl Embedder for Onnx {
         self.id.clone()
     }
 
-    fn check_stored(&self, _text: &str, v: &[f32]) -> Option<Result<(), String>> {
+    fn check_stored(&self, _text: super::Lazy<'_>, v: &[f32]) -> Option<Result<(), String>> {
         Some(super::plausible(v, self.cfg.normalize))
     }
 

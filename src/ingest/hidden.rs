@@ -43,15 +43,7 @@ pub(super) fn without_hidden_plants<'t>(
     if planted.is_empty() {
         return std::borrow::Cow::Borrowed(text);
     }
-    let mut out = String::with_capacity(text.len());
-    let mut last = 0;
-    for (a, b) in planted {
-        out.push_str(&text[last..a]);
-        out.extend(text[a..b].chars().filter(|&c| c == '\n'));
-        last = b;
-    }
-    out.push_str(&text[last..]);
-    std::borrow::Cow::Owned(out)
+    std::borrow::Cow::Owned(crate::planted::places::without_spans(text, &planted))
 }
 
 /// Warns about every front matter line (`front`, whose first line is line 2 of `file`) whose

@@ -114,10 +114,20 @@ pub fn may_hold_plant(text: &str) -> bool {
 /// Whether some sentence of `text` may break a rule (false: none does). One pass reads the
 /// always-read rules and the gate of the other European languages' rules.
 fn may_flag(text: &str) -> bool {
+    gate(text).0
+}
+
+/// [`may_flag`], and how the text's sentences are read, from one pass over the whole text.
+fn gate(text: &str) -> (bool, Reading) {
     let hits = whole_text_rules().matches(text);
-    hits.iter().any(|i| i < RULES.len())
-        || (hits.matched(RULES.len()) && european().is_match(text))
-        || (other_script(text) && other().is_match(text))
+    let reading = Reading {
+        european: hits.matched(RULES.len()),
+        other: other_script(text),
+    };
+    let may = hits.iter().any(|i| i < RULES.len())
+        || (reading.european && european().is_match(text))
+        || (reading.other && other().is_match(text));
+    (may, reading)
 }
 
 /// Which sets a text's sentences are read with: the European rules only where the whole text
@@ -135,13 +145,6 @@ impl Reading {
         european: true,
         other: true,
     };
-
-    fn of(text: &str) -> Reading {
-        Reading {
-            european: whole_text_rules().matches(text).matched(RULES.len()),
-            other: other_script(text),
-        }
-    }
 }
 
 /// The rule called `name` (how a flag read back from a record names its rule).
@@ -258,10 +261,11 @@ pub const HIDES: &str = "hides text from a reader";
 fn flagged_spans(original: &str, folded: &str) -> Vec<(usize, usize, usize, &'static str)> {
     let hides = normalize::hides(original);
     // Most texts break no rule: one pass over the whole text tells, instead of one per sentence.
-    if !hides && !may_flag(folded) {
+    let (may, reading) = gate(folded);
+    if !hides && !may {
         return Vec::new();
     }
-    let mut out = sentence_flags(folded);
+    let mut out = sentence_flags(folded, reading);
     if hides {
         add_hiding(original, folded, &mut out);
     }
@@ -289,10 +293,9 @@ fn add_hiding(original: &str, folded: &str, out: &mut Vec<(usize, usize, usize, 
 }
 
 /// [`flagged_spans`], sentence by sentence.
-fn sentence_flags(text: &str) -> Vec<(usize, usize, usize, &'static str)> {
+fn sentence_flags(text: &str, reading: Reading) -> Vec<(usize, usize, usize, &'static str)> {
     let mut out = Vec::new();
     let mut in_plant = false;
-    let reading = Reading::of(text);
     for (n, line) in text.lines().enumerate() {
         if starts_paragraph(line) {
             in_plant = false;
@@ -357,16 +360,29 @@ pub fn flags(text: &str) -> Vec<Flag> {
         .collect()
 }
 
-/// Whether `phrase` (a key phrase, an entity) comes from a document's planted sentences rather
-/// than from its text: it occurs in one of `flags` and not in `navigation`, the text navigation
-/// is made from (case aside). A planted word never becomes a phrase or an entity.
-pub fn from_plant(phrase: &str, flags: &[Flag], navigation: &str) -> bool {
-    if flags.is_empty() {
-        return false;
+/// A document's flagged sentences and navigation text, lowercased once, for asking of many
+/// phrases (key phrases, entities) whether they come from its planted sentences rather than
+/// from its text: a planted word never becomes a phrase or an entity.
+pub struct Plants {
+    flags: Vec<String>,
+    navigation: String,
+}
+
+impl Plants {
+    /// `None` for a document without flags (no phrase comes from a plant).
+    pub fn of(flags: &[Flag], navigation: &str) -> Option<Plants> {
+        (!flags.is_empty()).then(|| Plants {
+            flags: flags.iter().map(|f| f.text.to_lowercase()).collect(),
+            navigation: fold(navigation).to_lowercase(),
+        })
     }
-    let p = fold(phrase).to_lowercase();
-    flags.iter().any(|f| f.text.to_lowercase().contains(&p))
-        && !fold(navigation).to_lowercase().contains(&p)
+
+    /// Whether `phrase` occurs in a flagged sentence and not in the navigation text, the text
+    /// navigation is made from (case aside).
+    pub fn hold_only(&self, phrase: &str) -> bool {
+        let p = fold(phrase).to_lowercase();
+        self.flags.iter().any(|f| f.contains(&p)) && !self.navigation.contains(&p)
+    }
 }
 
 /// The place a flag's name in a cache stands for.
@@ -419,25 +435,10 @@ fn without(text: &str, spans: &[(usize, usize, usize, &'static str)]) -> String 
     out
 }
 
-/// `<!-- … -->` removed (an unclosed one runs to the end).
+/// `<!-- … -->` removed (an unclosed one runs to the end), their line breaks kept so that line
+/// numbers still match.
 fn strip_comments(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(a) = rest.find("<!--") {
-        out.push_str(&rest[..a]);
-        match rest[a..].find("-->") {
-            Some(b) => {
-                // Keep the comment's line breaks, so line numbers still match.
-                out.extend(rest[a..a + b].chars().filter(|&c| c == '\n'));
-                rest = &rest[a + b + 3..];
-            }
-            None => {
-                rest = "";
-            }
-        }
-    }
-    out.push_str(rest);
-    out
+    places::without_spans(text, &places::comments(text))
 }
 
 #[cfg(test)]

@@ -48,6 +48,20 @@ pub fn comments(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// `text` without the byte ranges `spans` (in order, not overlapping), each leaving only its
+/// line breaks, so that line numbers still point into the source.
+pub fn without_spans(text: &str, spans: &[(usize, usize)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for &(a, b) in spans {
+        out.push_str(&text[last..a]);
+        out.extend(text[a..b].chars().filter(|&c| c == '\n'));
+        last = b;
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
 /// Where the sentence `line[a..b]` (line `n` of `text`, both as the rules read them) was hidden:
 /// inside a comment (`comments` of `text`; `start` is where the line starts in it), or in an
 /// alt text or a link title of its line that itself breaks a rule.

@@ -96,9 +96,8 @@ pub fn cards(
 /// construction none should: the card is made from the navigation text; this holds it for
 /// any backend and any stored card).
 fn without_planted_phrases(mut card: Card, d: &Document) -> Card {
-    if !d.flags.is_empty() {
-        card.phrases
-            .retain(|p| !crate::planted::from_plant(p, &d.flags, d.nav_text()));
+    if let Some(plants) = crate::planted::Plants::of(&d.flags, d.nav_text()) {
+        card.phrases.retain(|p| !plants.hold_only(p));
     }
     card
 }

@@ -154,10 +154,8 @@ pub fn embed_items(
             }
             Ok(v)
         },
-        |t, v| match t.text() {
-            Some(text) => Vet::from(embedder.check_stored(&text, v)),
-            None => Vet::Reject("its passage is no longer in its document".into()),
-        },
+        // The text is made only where the check reads it (a recomputation makes it anyway).
+        |t, v| Vet::from(embedder.check_stored(&|| t.text().map(|c| c.into_owned()), v)),
     )?;
     let mut vectors = vectors;
     if exec.is_dry() {

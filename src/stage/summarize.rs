@@ -250,27 +250,27 @@ pub fn summarize_nodes(
 }
 
 /// A leaf's tags without the entities that come from its documents' planted sentences rather
-/// than their text (see [`crate::planted::from_plant`]).
+/// than their text (see [`crate::planted::Plants`]).
 fn without_planted_entities(mut tags: Tags, members: &[usize], docs: &[Document]) -> Tags {
-    let planted: Vec<&Document> = members
+    let plants: Vec<crate::planted::Plants> = members
         .iter()
-        .map(|&d| &docs[d])
-        .filter(|d| !d.flags.is_empty())
+        .filter_map(|&d| crate::planted::Plants::of(&docs[d].flags, docs[d].nav_text()))
         .collect();
-    if !planted.is_empty() {
-        tags.entities.retain(|e| {
-            !planted
-                .iter()
-                .any(|d| crate::planted::from_plant(e, &d.flags, d.nav_text()))
-                || members.iter().any(|&m| {
-                    docs[m].flags.is_empty()
-                        && docs[m]
-                            .nav_text()
-                            .to_lowercase()
-                            .contains(&e.to_lowercase())
-                })
-        });
+    if plants.is_empty() {
+        return tags;
     }
+    // An entity that an unflagged member's text holds is that member's, whatever a plant says.
+    let others: Vec<String> = members
+        .iter()
+        .filter(|&&m| docs[m].flags.is_empty())
+        .map(|&m| docs[m].nav_text().to_lowercase())
+        .collect();
+    tags.entities.retain(|e| {
+        !plants.iter().any(|p| p.hold_only(e)) || {
+            let e = e.to_lowercase();
+            others.iter().any(|t| t.contains(&e))
+        }
+    });
     tags
 }
 

@@ -343,6 +343,19 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// Copies a folder's files.
+/// Commits the repository at `a` (a docs repo with its built output) and clones it to `b`, as a
+/// teammate or a CI job gets it: without the memo, which is not committed.
+pub fn commit_and_clone(a: &Path, b: &Path) {
+    git(a, &["init", "-q"]);
+    git(a, &["add", "."]);
+    git(a, &["commit", "-q", "-m", "docs and their skills"]);
+    let parent = b.parent().unwrap();
+    git(
+        parent,
+        &["clone", "-q", a.to_str().unwrap(), b.to_str().unwrap()],
+    );
+}
+
 /// Appends `text` to the file at `path` (an edit).
 pub fn append(path: &Path, text: &str) {
     let mut all = std::fs::read_to_string(path).unwrap();

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::common::{append, c2s, copy_dir, files, git, readme_block, repo, stderr};
+use crate::common::{append, c2s, commit_and_clone, copy_dir, files, readme_block, repo, stderr};
 use crate::llm_server::Server;
 
 const FORGED_CARD: &str =
@@ -28,14 +28,8 @@ fn built_and_cloned(tmp: &Path, llm: &str) -> std::path::PathBuf {
     .unwrap();
     let o = c2s(&a, &["build", "--quiet"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    git(&a, &["init", "-q"]);
-    git(&a, &["add", "."]);
-    git(&a, &["commit", "-q", "-m", "docs and their skills"]);
     let b = tmp.join("b");
-    git(
-        tmp,
-        &["clone", "-q", a.to_str().unwrap(), b.to_str().unwrap()],
-    );
+    commit_and_clone(&a, &b);
     b
 }
 

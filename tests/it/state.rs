@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{append, c2s, contents, copy_dir, git, repo, stderr};
+use crate::common::{append, c2s, commit_and_clone, contents, copy_dir, git, repo, stderr};
 use crate::llm_server::Server;
 
 /// A docs repo at `dir`: the example corpus and a config that builds it with the loopback model,
@@ -57,14 +57,8 @@ fn built_and_cloned(tmp: &Path, server: &Server) -> (PathBuf, PathBuf) {
     let a = tmp.join("a");
     docs_repo(&a, server);
     build(&a, server, &[]);
-    git(&a, &["init", "-q"]);
-    git(&a, &["add", "."]);
-    git(&a, &["commit", "-q", "-m", "docs and their skills"]);
     let b = tmp.join("b");
-    git(
-        tmp,
-        &["clone", "-q", a.to_str().unwrap(), b.to_str().unwrap()],
-    );
+    commit_and_clone(&a, &b);
     assert!(!b.join("cache").exists(), "the memo is not committed");
     (a, b)
 }
