@@ -8,7 +8,9 @@ use crate::cmd::Error;
 use crate::cmd::cli::BuildArgs;
 use crate::cmd::{EXIT_ERROR, EXIT_OK};
 use crate::db::exec::Miss;
-use crate::pipeline::build::{BuildOptions, BuildReport, TreeMode, build};
+use crate::pipeline::build::build;
+use crate::pipeline::options::BuildOptions;
+use crate::pipeline::report::{BuildReport, TreeMode};
 use crate::progress::Progress;
 
 use crate::config::LLM_STAGES;
@@ -84,9 +86,7 @@ fn batched(args: &BuildArgs, opts: &BuildOptions) -> bool {
         || args.batch_export.is_some()
         || !args.batch_import.is_empty()
         || args.finish_interactive
-        || crate::llm::batch::Batcher::has_outstanding(
-            &opts.loaded.resolve(&opts.loaded.config.cache.path),
-        )
+        || crate::llm::batch::Batcher::has_outstanding(&opts.loaded.memo_path())
 }
 
 fn batched_build_cmd(

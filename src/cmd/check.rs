@@ -84,10 +84,10 @@ pub struct Vetted {
 /// build does (stand-in backends: no model is called, nothing is written).
 fn verify_state(target: &crate::cmd::cli::Target) -> Result<Vetted, Error> {
     let start = std::time::Instant::now();
-    let opts = crate::pipeline::build::BuildOptions {
+    let opts = crate::pipeline::options::BuildOptions {
         dry_run: true,
         verify_state: true,
-        ..crate::pipeline::build::BuildOptions::new(
+        ..crate::pipeline::options::BuildOptions::new(
             target.loaded.clone(),
             target.out_dir.clone(),
             target.display_base.clone(),

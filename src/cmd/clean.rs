@@ -1,6 +1,5 @@
 //! `c2s clean`: remove the output (only a c2s output) and, with `--cache`, the memo and the
-//! output's records beside it (stat index, used results, parsed sources, recipes, the recipes
-//! of `documents.json`'s entries, and the overlays of the used results, parsed sources and recipes).
+//! output's records beside it (its journal's files, `db::journal`).
 
 use std::path::Path;
 
@@ -12,23 +11,14 @@ use crate::progress::Progress;
 pub fn clean_cmd(args: &CleanArgs, progress: &Progress) -> Result<u8, Error> {
     let target = args.target.resolve()?;
     // Resolved first: with `--out DIR` alone, the output's lock says where the memo is.
-    let path = target.loaded.resolve(&target.loaded.config.cache.path);
-    let index = crate::pipeline::statscan::index_path(&target.loaded, &target.out_dir);
-    let used = crate::db::used::path_for(&target.out_dir, &path);
-    let parsed = crate::ingest::parsed::path_for(&target.out_dir, &path);
-    let recipes = crate::db::recipes::path_for(&target.out_dir, &path);
-    let entries = crate::stage::render::splice::entries_path(&target.out_dir, &path);
+    let path = target.loaded.memo_path();
+    let journal = crate::db::journal::Journal::open(&target.out_dir, &path);
     remove_output(&target.out_dir, progress)?;
     if args.cache {
         let mut removed = false;
         let memo = ["", "-wal", "-shm"]
             .map(|suffix| std::path::PathBuf::from(format!("{}{suffix}", path.display())));
-        let overlays = [&used, &parsed, &recipes].map(|p| crate::db::keyed::overlay_path(p));
-        for p in memo
-            .into_iter()
-            .chain([index, used, parsed, recipes, entries])
-            .chain(overlays)
-        {
+        for p in memo {
             if p.exists() {
                 std::fs::remove_file(&p).map_err(|source| Error::Io {
                     context: "cannot remove",
@@ -38,6 +28,11 @@ pub fn clean_cmd(args: &CleanArgs, progress: &Progress) -> Result<u8, Error> {
                 removed = true;
             }
         }
+        removed |= journal.remove_files().map_err(|(path, source)| Error::Io {
+            context: "cannot remove",
+            path,
+            source,
+        })?;
         let what = if removed { "Removed" } else { "Clean" };
         progress.status(what, &format!("cache {}", path.display()));
     }

@@ -35,10 +35,7 @@ pub fn eval_cmd(args: &crate::cmd::cli::EvalArgs, progress: &Progress) -> Result
         .unwrap_or_else(|| "data".into());
     let out_dir = match &args.out {
         Some(o) => cwd.join(o),
-        None => loaded
-            .resolve(&loaded.config.cache.path)
-            .with_file_name("eval")
-            .join(&name),
+        None => loaded.memo_path().with_file_name("eval").join(&name),
     };
     let methods: Vec<String> = if args.methods.is_empty() {
         crate::eval::METHODS.iter().map(|m| m.to_string()).collect()

@@ -52,7 +52,7 @@ pub fn run(cli: Cli) -> ExitCode {
 
 pub(crate) fn memo_path(target: &TargetArgs) -> Result<std::path::PathBuf, Error> {
     let t = target.resolve()?;
-    Ok(t.loaded.resolve(&t.loaded.config.cache.path))
+    Ok(t.loaded.memo_path())
 }
 
 /// Maps an error to the exit code for it.

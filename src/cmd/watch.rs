@@ -13,7 +13,8 @@ use crate::cmd::Error;
 use crate::cmd::cli::{Target, WatchArgs};
 use crate::ingest::graph::Graph;
 use crate::paths::abs;
-use crate::pipeline::build::{BuildOptions, build_with};
+use crate::pipeline::build::build_with;
+use crate::pipeline::options::BuildOptions;
 use crate::progress::Progress;
 
 enum Msg {
@@ -119,7 +120,7 @@ pub fn watch_cmd(args: &WatchArgs, progress: &Progress) -> Result<u8, Error> {
             Msg::Fs(Ok(events)) => events,
         };
         let out = abs(&target.out_dir);
-        let cache = abs(&target.loaded.resolve(&target.loaded.config.cache.path));
+        let cache = abs(&target.loaded.memo_path());
         let config_file = target.loaded.path.as_ref().map(|p| abs(p));
         let relevant: Vec<PathBuf> = events
             .iter()

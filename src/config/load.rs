@@ -56,6 +56,11 @@ impl Loaded {
             self.base_dir.join(p)
         }
     }
+
+    /// Where the memo is: `cache.path`, resolved against the config's folder.
+    pub fn memo_path(&self) -> PathBuf {
+        self.resolve(&self.config.cache.path)
+    }
 }
 
 impl Config {

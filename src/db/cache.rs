@@ -29,14 +29,6 @@ pub fn prepare_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::write(dir.join(".gitignore"), GITIGNORE)
 }
 
-/// A file of the output `out` kept in the memo's folder (`memo` is the memo's path), named
-/// `<kind>-<id>.<ext>` after the output's absolute path: the build lock, the stat index.
-pub fn beside_memo(memo: &Path, out: &Path, kind: &str, ext: &str) -> PathBuf {
-    let dir = memo.parent().unwrap_or(Path::new("."));
-    let id = blake3::hash(crate::paths::abs(out).to_string_lossy().as_bytes()).to_hex();
-    dir.join(format!("{kind}-{}.{ext}", &id[..16]))
-}
-
 /// A memo key: the blake3 of a serialized key struct.
 pub type Key = [u8; 32];
 

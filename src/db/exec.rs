@@ -8,10 +8,13 @@ use bytes::Bytes;
 use rayon::prelude::*;
 use serde::Serialize;
 
+mod dry;
+mod vet;
+
 use super::cache::{CacheError, Key, KeyParts, Memo};
-pub use super::dry::{DryRun, Miss, explain};
 pub use super::value::{Entry, Form, Json, Maybe, MemoValue};
-pub use super::vet::{Rejected, Seed, Vet};
+pub use dry::{DryRun, Miss, explain};
+pub use vet::{Rejected, Seed, Vet};
 
 /// The error type of the stages the executor runs (the build's `BuildError`): it can carry a
 /// memo failure, says when an item waits for a batch, and reports a broken promise.

@@ -12,9 +12,10 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::cache::Key;
+use super::journal::{Produced, Record};
 use super::keyed::{Layered, Row};
 
 const MAGIC: &[u8] = b"c2s-recipes 1\n";
@@ -32,11 +33,6 @@ pub struct Recipes {
 pub enum Kept {
     Recorded,
     Made(&'static str, Vec<u8>),
-}
-
-/// Where the recipes of the output `out` are kept (`memo` is the memo's path).
-pub fn path_for(out: &Path, memo: &Path) -> PathBuf {
-    super::cache::beside_memo(memo, out, "recipes", "bin")
 }
 
 impl Recipes {
@@ -100,6 +96,16 @@ impl Recipes {
             }),
         });
         read.save(path, MAGIC, rows)
+    }
+}
+
+impl Produced for Recipes {
+    fn record(&self) -> Record {
+        Record::Recipes
+    }
+
+    fn keep(&mut self, path: &Path) -> io::Result<()> {
+        self.save(path)
     }
 }
 

@@ -6,7 +6,7 @@
 
 use std::fs::Metadata;
 use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 const MAGIC: &[u8] = b"c2s-stat-index 3\n";
@@ -147,11 +147,6 @@ pub struct StatIndex {
     pub lock: Option<LockStat>,
     pub sources: Vec<Entry>,
     pub outputs: Vec<Entry>,
-}
-
-/// Where the index of the output `out` is kept: in the memo's folder, beside the build lock.
-pub fn path_for(out: &Path, memo: &Path) -> PathBuf {
-    super::cache::beside_memo(memo, out, "stat", "index")
 }
 
 /// Nanoseconds since the epoch, now (taken before the stats it dates).
@@ -370,6 +365,16 @@ fn stat_of(r: &mut &[u8]) -> io::Result<Stat> {
         ino: v[3],
         dev: v[4],
     })
+}
+
+impl super::journal::Produced for StatIndex {
+    fn record(&self) -> super::journal::Record {
+        super::journal::Record::Stat
+    }
+
+    fn keep(&mut self, path: &Path) -> io::Result<()> {
+        self.write(path)
+    }
 }
 
 #[cfg(test)]

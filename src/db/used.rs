@@ -8,20 +8,19 @@
 //! reuse a result it should not. What a build looked up elsewhere is kept in the overlay until
 //! the file is worth rewriting (`keyed::Layered`).
 
+use std::collections::HashSet;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::keyed::Layered;
+use super::cache::Key;
+use super::journal::{Produced, Record};
+use super::keyed::{Layered, Row};
+use super::value::Entry;
 
 const MAGIC: &[u8] = b"c2s-used 1\n";
 
 /// The results a previous build used.
 pub type Used = Layered;
-
-/// Where the used results of the output `out` are kept (`memo` is the memo's path).
-pub fn path_for(out: &Path, memo: &Path) -> PathBuf {
-    super::cache::beside_memo(memo, out, "used", "bin")
-}
 
 /// Reads the results at `path` and its overlay (empty when missing, damaged or of another
 /// format).
@@ -29,12 +28,29 @@ pub fn read(path: &Path) -> Used {
     Layered::read(path, MAGIC)
 }
 
-/// Keeps the results a build used (key and value, and whether `read` lacked it) at `path`, as
-/// [`Layered::save`] does.
-pub fn save<'a>(
-    read: &Used,
-    path: &Path,
-    entries: impl IntoIterator<Item = super::keyed::Row<'a>>,
-) -> io::Result<()> {
-    read.save(path, MAGIC, entries)
+/// The results a build used, for the next build: `entries`, with the record it read and the
+/// keys that record lacked (`fresh`).
+pub struct Kept {
+    pub read: Used,
+    pub fresh: HashSet<Key>,
+    pub entries: Vec<Entry>,
+}
+
+impl Produced for Kept {
+    fn record(&self) -> Record {
+        Record::Used
+    }
+
+    /// Keeps the results at `path`, as [`Layered::save`] does (the record itself or its
+    /// overlay).
+    fn keep(&mut self, path: &Path) -> io::Result<()> {
+        // Without a record every key is new; the set is filled only when one was read.
+        let all_fresh = self.read.is_empty();
+        let rows = self.entries.iter().map(|e| Row {
+            key: &e.key,
+            value: &e.value,
+            fresh: all_fresh || self.fresh.contains(&e.key),
+        });
+        self.read.save(path, MAGIC, rows)
+    }
 }

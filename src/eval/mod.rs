@@ -22,7 +22,8 @@ use crate::db::cache::Memo;
 use crate::error::BuildError;
 use crate::llm::chat::Chat;
 use crate::pipeline::backends::Backends;
-use crate::pipeline::build::{BuildOptions, build_using};
+use crate::pipeline::build::build_using;
+use crate::pipeline::options::BuildOptions;
 use crate::progress::Progress;
 use crate::serve::agent::Agent;
 use crate::serve::compiled::Compiled;
@@ -253,10 +254,7 @@ pub fn run(
         .collect();
     let mut report_extra = (None, None, None);
     if !answering.is_empty() {
-        let memo = Arc::new(
-            Memo::open(&opts.loaded.resolve(&opts.loaded.config.cache.path))
-                .map_err(BuildError::from)?,
-        );
+        let memo = Arc::new(Memo::open(&opts.loaded.memo_path()).map_err(BuildError::from)?);
         let retriever = best_flat(&ctx, &queries, &qvs, &golds);
         let run = Answering::open(opts, memo.clone())?;
         for m in &answering {

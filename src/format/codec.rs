@@ -1,7 +1,7 @@
 //! How the state file writes binary values as text: memo keys in hex, vectors in base64, and
 //! mostly-zero vectors as their non-zero values by index.
 
-use super::state::Key;
+use crate::db::cache::Key;
 
 /// A vector of f32 bytes with at most a third of its values non-zero, as its length (u32) and
 /// (index u16, value f32) pairs, all little-endian; `None` when that would not be smaller.

@@ -124,6 +124,8 @@ pub struct Corpus {
     /// Files left out as not pages of the site (navigation files, partials, drafts), as shown,
     /// with why.
     pub not_pages: Vec<String>,
+    /// The parsed sources, for the next build (when the build read the parsed-source record).
+    pub parsed: Option<parsed::Kept>,
 }
 
 /// What to read and what to leave out.
@@ -312,15 +314,7 @@ pub fn ingest_with(
             .par_iter()
             .map(|&(key, at)| (key, parsed::encode(&entries[at].0, &entries[at].1)))
             .collect();
-        // Only a shortcut for the next build: a record that cannot be written costs time.
-        let file = display(cache.path(), &opts.display_base);
-        if let Err(e) = cache.save(&hits, &fresh) {
-            diags.warn(
-                file,
-                None,
-                format!("cannot keep the parsed sources ({e}); the next build reads every source"),
-            );
-        }
+        corpus.parsed = Some(cache.kept(hits, fresh));
     }
     let mut ids = ids::IdAllocator::default();
     let mut seen_text: HashMap<String, usize> = HashMap::new();

@@ -10,23 +10,19 @@
 //! until then the sources parsed since are kept in its overlay (`keyed::Layered`).
 
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::Format;
 use super::formats::RawRecord;
 use super::graph::Parsed;
 use super::records::Scan;
 use crate::db::cache::Key;
+use crate::db::journal::{Produced, Record};
 use crate::db::keyed::{Layered, Row};
 use crate::diag::Warning;
 use crate::planted::Flag;
 
 const MAGIC: &[u8] = b"c2s-parsed 2\n";
-
-/// Where the parsed sources of the output `out` are kept (`memo` is the memo's path).
-pub fn path_for(out: &Path, memo: &Path) -> PathBuf {
-    crate::db::cache::beside_memo(memo, out, "parsed", "bin")
-}
 
 /// One source as a build used it: what parsing gave and each record's scan.
 pub(super) struct Entry {
@@ -51,27 +47,17 @@ pub(super) fn key(display: &str, format: Format, hash: &str, max_file_bytes: u64
     *h.finalize().as_bytes()
 }
 
-/// The file the last build left, and what this build adds to it.
+/// The record the last build left (`db::journal::Record::Parsed`).
 pub struct ParsedCache {
-    path: PathBuf,
     file: Layered,
-    /// Whether this build may write the file (not on a dry run).
-    write: bool,
 }
 
 impl ParsedCache {
-    /// Opens the file at `path` (a missing or damaged one is empty).
-    pub fn open(path: PathBuf, write: bool) -> ParsedCache {
+    /// Opens the record at `path` (a missing or damaged one is empty).
+    pub fn open(path: &Path) -> ParsedCache {
         ParsedCache {
-            file: Layered::read(&path, MAGIC),
-            path,
-            write,
+            file: Layered::read(path, MAGIC),
         }
-    }
-
-    /// Where the file is.
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// The entry stored under `key`, if it is there and reads back whole.
@@ -79,15 +65,43 @@ impl ParsedCache {
         decode(&mut Reader(self.file.get(key)?))
     }
 
-    /// Keeps the entries of this build's sources for the next build: `hits` were found here,
-    /// `fresh` were parsed now. The file is rewritten only when worth it, else its overlay (see
-    /// the module doc).
-    pub(super) fn save(self, hits: &[Key], fresh: &[(Key, Vec<u8>)]) -> io::Result<()> {
-        if !self.write {
-            return Ok(());
+    /// What the next build is to find: `hits` were found here, `fresh` were parsed now.
+    pub(super) fn kept(self, hits: Vec<Key>, fresh: Vec<(Key, Vec<u8>)>) -> Kept {
+        Kept {
+            read: self,
+            hits,
+            fresh,
         }
-        let old = &self.file;
-        let entries = hits
+    }
+}
+
+/// The parsed sources of a build, kept for the next one when the journal commits.
+pub struct Kept {
+    read: ParsedCache,
+    hits: Vec<Key>,
+    fresh: Vec<(Key, Vec<u8>)>,
+}
+
+impl std::fmt::Debug for Kept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("parsed::Kept")
+            .field("hits", &self.hits.len())
+            .field("fresh", &self.fresh.len())
+            .finish()
+    }
+}
+
+impl Produced for Kept {
+    fn record(&self) -> Record {
+        Record::Parsed
+    }
+
+    /// Keeps the entries of this build's sources at `path`: the file is rewritten only when
+    /// worth it, else its overlay (see the module doc).
+    fn keep(&mut self, path: &Path) -> io::Result<()> {
+        let old = &self.read.file;
+        let entries = self
+            .hits
             .iter()
             .filter_map(|key| {
                 Some(Row {
@@ -96,12 +110,12 @@ impl ParsedCache {
                     fresh: false,
                 })
             })
-            .chain(fresh.iter().map(|(key, v)| Row {
+            .chain(self.fresh.iter().map(|(key, v)| Row {
                 key,
                 value: v,
                 fresh: true,
             }));
-        old.save(&self.path, MAGIC, entries)
+        old.save(path, MAGIC, entries)
     }
 }
 
@@ -358,10 +372,11 @@ mod tests {
         let (parsed, scans) = sample();
         let k = key("docs/a.jsonl", Format::JsonLines, "h1", 100);
         let fresh = vec![(k, encode(&parsed, &scans))];
-        ParsedCache::open(path.clone(), true)
-            .save(&[], &fresh)
+        ParsedCache::open(&path)
+            .kept(vec![], fresh)
+            .keep(&path)
             .unwrap();
-        let cache = ParsedCache::open(path.clone(), true);
+        let cache = ParsedCache::open(&path);
         assert_eq!(cache.get(&k).unwrap().parsed, parsed);
         for other in [
             key("docs/a.jsonl", Format::JsonLines, "h2", 100),
@@ -371,11 +386,5 @@ mod tests {
         ] {
             assert!(cache.get(&other).is_none());
         }
-        // A dry run writes nothing.
-        std::fs::remove_file(&path).unwrap();
-        ParsedCache::open(path.clone(), false)
-            .save(&[], &fresh)
-            .unwrap();
-        assert!(!path.exists());
     }
 }

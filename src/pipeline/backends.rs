@@ -49,6 +49,37 @@ impl Backends {
         })
     }
 
+    /// The backends of a dry run: the configured ones' identities (so keys match a real build)
+    /// with misses computed offline ([`Backends::stand_in`]). A dry run sends nothing: it
+    /// estimates without the API keys, and says which are missing.
+    pub fn for_dry_run(
+        loaded: &Loaded,
+        progress: &crate::progress::Progress,
+    ) -> Result<Backends, BuildError> {
+        let mut loaded = loaded.clone();
+        for (slot, what) in [
+            (&mut loaded.config.llm.api_key_env, "llm.api_key_env"),
+            (
+                &mut loaded.config.embed.openai.api_key_env,
+                "embed.openai.api_key_env",
+            ),
+        ] {
+            let unset = |v: &String| std::env::var(v).ok().is_none_or(|k| k.is_empty());
+            if let Some(var) = slot.clone().filter(unset) {
+                progress.status(
+                    "Note",
+                    &format!(
+                        "{what}: {var} is not set; the dry run estimates without it (a real build needs it)"
+                    ),
+                );
+                *slot = None;
+            }
+        }
+        let mut backends = Backends::from_config(&loaded)?;
+        backends.stand_in();
+        Ok(backends)
+    }
+
     /// For `--dry-run`: keep every identity (so keys match a real build) but compute misses
     /// offline, so a dry run never calls a model or loads one.
     pub fn stand_in(&mut self) {
@@ -56,6 +87,20 @@ impl Backends {
         self.llm = Box::new(crate::llm::Standin(llm));
         let embedder = std::mem::replace(&mut self.embedder, Box::new(Hashed { dims: 16 }));
         self.embedder = Box::new(crate::embed::Standin(embedder));
+    }
+
+    /// Model ids per role; a stage whose model differs from `[llm]`'s gets its own `llm.STAGE` entry.
+    pub(crate) fn lock_models(&self) -> std::collections::BTreeMap<String, String> {
+        let mut m = std::collections::BTreeMap::from([
+            ("llm".to_string(), self.llm.model_id()),
+            ("embed".to_string(), self.embedder.model_id()),
+        ]);
+        if self.llm.reviews_partitions() {
+            for stage in crate::config::LLM_STAGES {
+                m.insert(format!("llm.{stage}"), self.llm.stage_model(stage));
+            }
+        }
+        m
     }
 
     /// Calls in flight at once for the executor: the largest remote concurrency configured.

@@ -10,7 +10,9 @@ use serde::Serialize;
 use crate::error::BuildError;
 use crate::llm::batch::{BatchFlags, BatchSummary, Batcher};
 use crate::pipeline::backends::Backends;
-use crate::pipeline::build::{BuildOptions, BuildReport, build_using};
+use crate::pipeline::build::build_using;
+use crate::pipeline::options::BuildOptions;
+use crate::pipeline::report::BuildReport;
 use crate::progress::Progress;
 
 /// Why a batched build stopped: a build round, or the batches.
@@ -64,7 +66,7 @@ pub fn build_batched(
     run: &BatchRun,
     progress: &Progress,
 ) -> Result<Outcome, BatchedError> {
-    let memo_path = opts.loaded.resolve(&opts.loaded.config.cache.path);
+    let memo_path = opts.loaded.memo_path();
     let flags = BatchFlags {
         finish_interactive: run.finish_interactive,
         export: run.export.is_some(),

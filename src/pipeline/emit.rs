@@ -1,32 +1,28 @@
 //! What a build emits after the tree: the rendered files and the lock that describes them
-//! (sources, outputs, config, the models and prompts of each stage).
+//! (sources, outputs, config, the models and prompts of each stage), written over the output,
+//! and what the next build needs handed to the journal (`remember`).
 
 use std::collections::BTreeMap;
 
 use super::backends::Backends;
-use super::build::BuildOptions;
+use super::options::BuildOptions;
+use super::report::Laps;
+use super::steps::{Known, shown, warn};
+use crate::db::cache::Memo;
+use crate::db::exec::Executor;
+use crate::db::journal::{Journal, Produced, Record};
+use crate::diag::{Diagnostics, Warning};
+use crate::error::BuildError;
 use crate::format::limits::{self, PlatformReport};
 use crate::format::lock::Lock;
 use crate::format::{Files, LOCK_FILE};
 use crate::hash::short_hash;
 use crate::ingest;
+use crate::pipeline::output::{WriteStats, write_output};
+use crate::progress::Progress;
 use crate::stage::embed;
 use crate::stage::render::splice::Splice;
 use crate::stage::{enrich, render};
-
-/// Model ids per role; a stage whose model differs from `[llm]`'s gets its own `llm.STAGE` entry.
-pub(crate) fn lock_models(b: &Backends) -> BTreeMap<String, String> {
-    let mut m = BTreeMap::from([
-        ("llm".to_string(), b.llm.model_id()),
-        ("embed".to_string(), b.embedder.model_id()),
-    ]);
-    if b.llm.reviews_partitions() {
-        for stage in crate::config::LLM_STAGES {
-            m.insert(format!("llm.{stage}"), b.llm.stage_model(stage));
-        }
-    }
-    m
-}
 
 /// Prompt identity per LLM stage (the extractive backend's algorithm version).
 fn prompt_versions(b: &Backends) -> BTreeMap<String, String> {
@@ -40,6 +36,148 @@ fn prompt_versions(b: &Backends) -> BTreeMap<String, String> {
         .iter()
         .map(|s| (s.to_string(), b.llm.prompt_version(s)))
         .collect()
+}
+
+/// What rendering reads: the tree with its documents and cards, where each goes for the host's
+/// limits (said on the terminal when documents were packed), and their links resolved.
+pub(crate) fn context<'a>(
+    (tree, docs, cards): (
+        &'a crate::tree::Tree,
+        &'a [ingest::Document],
+        &'a [crate::llm::Card],
+    ),
+    opts: &BuildOptions,
+    (diags, progress): (&mut Diagnostics, &Progress),
+) -> render::Ctx<'a> {
+    let output = &opts.loaded.config.output;
+    let mut ctx = render::Ctx::new(tree, docs, cards, output.limits(), output.documents);
+    super::links::resolve(&mut ctx, opts, progress, diags);
+    for note in ctx.place.notes(tree) {
+        progress.status("Packed", &note);
+    }
+    ctx
+}
+
+/// What the build had: its output's journal and memo, what ingest knew of the files on disk,
+/// the lock of the output before this build, and the corpus's sources.
+pub(crate) struct Had<'a> {
+    pub journal: Journal,
+    pub memo: &'a Memo,
+    pub known: Known,
+    pub previous_lock: Option<crate::format::lock::Lock>,
+    pub sources: &'a [ingest::SourceFile],
+    pub parsed: Option<ingest::parsed::Kept>,
+}
+
+impl<'a> Had<'a> {
+    pub(crate) fn new(
+        (journal, memo): (Journal, &'a Memo),
+        (known, previous_lock): (Known, Option<crate::format::lock::Lock>),
+        (sources, parsed): (&'a [ingest::SourceFile], Option<ingest::parsed::Kept>),
+    ) -> Had<'a> {
+        Had {
+            journal,
+            memo,
+            known,
+            previous_lock,
+            sources,
+            parsed,
+        }
+    }
+}
+
+/// What emitting gave the report.
+pub(crate) struct Emitted {
+    pub files: WriteStats,
+    pub platform: PlatformReport,
+    pub navigation_files: usize,
+    pub doc_entries_made: usize,
+    pub group_inputs_made: usize,
+    pub embed_texts_made: usize,
+    /// What the build kept in memory for the journal, to be freed later.
+    pub spent: (Vec<crate::db::exec::Entry>, Vec<Box<dyn Produced>>),
+}
+
+/// Renders every file of the output from `ctx` and, unless a dry run, writes them over the
+/// output and commits the journal. Laps "render" and "write".
+pub(crate) fn emit(
+    (opts, backends): (&BuildOptions, &Backends),
+    (ctx, vectors): (&render::Ctx, &embed::DocVectors),
+    had: Had,
+    (exec, fallbacks): (&mut Executor, Vec<Warning>),
+    (laps, diags, progress): (&mut Laps, &mut Diagnostics, &Progress),
+) -> Result<Emitted, BuildError> {
+    let old_docs = opts.out_dir.join("documents.json");
+    let previous = render::splice::Previous {
+        file: &old_docs,
+        hash: had.known.on_disk.hash("documents.json", &old_docs),
+    };
+    let splice = Splice::plan(ctx, previous, &had.journal.path(Record::Entries));
+    let kept = std::mem::take(&mut exec.kept);
+    let tree_hash = opts.loaded.config.tree_hash();
+    let state = super::state::render(&tree_hash, ctx.docs, &kept, &mut exec.recipes);
+    let group_inputs_made = exec.recipes.missed_of(crate::stage::node_input::GROUP);
+    let embed_texts_made = exec.recipes.missed_of(crate::stage::embed_input::KIND);
+    if !opts.dry_run {
+        // A killed build's spilled files; what cannot be removed is written over.
+        let _ = crate::pipeline::output::remove_spill(&opts.out_dir);
+    }
+    let fallen = (fallbacks.len(), state, &splice);
+    let (files, lock, platform, navigation_files) =
+        render_files(ctx, vectors, opts, backends, had.sources, fallen);
+    let doc_entries_made = splice.made();
+    diags.warnings.extend(fallbacks);
+    let config = opts.loaded.path.as_ref();
+    for note in backends.llm.notes() {
+        let file = config.map_or_else(|| "[llm]".to_string(), |p| shown(p, opts));
+        warn(diags, progress, file, note);
+    }
+    for w in &platform.warnings {
+        progress.warning(w);
+    }
+    laps.lap("render");
+    let mut emitted = Emitted {
+        files: WriteStats::default(),
+        platform,
+        navigation_files,
+        doc_entries_made,
+        group_inputs_made,
+        embed_texts_made,
+        spent: (Vec::new(), Vec::new()),
+    };
+    if opts.dry_run {
+        drop(files);
+        emitted.spent.0 = kept;
+        laps.lap("write");
+        return Ok(emitted);
+    }
+    let layout = opts.layout();
+    let known = crate::pipeline::output::Known {
+        on_disk: Some(&had.known.on_disk),
+        fresh: Some(&lock.outputs),
+    };
+    let written = write_output(&layout, &files, had.previous_lock.as_ref(), known)?;
+    for rel in &written.replaced_edits {
+        let msg = "was edited by hand since the last build; the build replaced it (the output is rebuilt from the sources: put lasting changes there, or in c2s.toml)";
+        warn(diags, progress, shown(&layout.path(rel), opts), msg.into());
+    }
+    // The rendered files (navigation, indexes, the lock) are large at a million documents:
+    // freed before the records are serialized.
+    drop(files);
+    let made = super::remember::Produce {
+        lock: &lock,
+        sources: had.sources,
+        taken: had.known.taken,
+        kept,
+        parsed: had.parsed,
+        splice,
+    };
+    let spent =
+        super::remember::commit(opts, had.journal, (had.memo, exec), made, (diags, progress))?;
+    emitted.files = written;
+    emitted.spent.1 = spent;
+    laps.lap("write");
+    Ok(emitted)
 }
 
 /// Every output file (navigation and document files, documents.json, the serving data, the
@@ -76,12 +214,12 @@ pub(crate) fn render_files<'a>(
         sizes.push(size);
         outputs.insert(k.clone(), hash);
     }
-    let planted = super::build::Planted::of(ctx.docs);
+    let planted = super::report::Planted::of(ctx.docs);
     let lock = Lock {
         c2s_version: env!("CARGO_PKG_VERSION").to_string(),
         config_hash: cfg.hash(&opts.loaded.base_dir),
         prompt_versions: prompt_versions(backends),
-        models: lock_models(backends),
+        models: backends.lock_models(),
         embed: Some(crate::pipeline::backends::serve_embed(
             &opts.loaded,
             &opts.out_dir,

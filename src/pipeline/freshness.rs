@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::statscan;
+pub use super::statscan::read_lock;
 use crate::config::Loaded;
+use crate::db::journal::{Journal, Record};
 use crate::db::statindex::{OnDisk, Stat, StatIndex, now_ns};
 use crate::error::BuildError;
 use crate::format::lock::Lock;
@@ -133,25 +135,6 @@ impl Staleness {
     }
 }
 
-/// Reads the manifest of `out`, if any.
-pub fn read_lock(out: &Path) -> Result<Option<Lock>, BuildError> {
-    let path = out.join(LOCK_FILE);
-    match std::fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
-            BuildError::io(
-                "cannot parse",
-                &path,
-                std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    format!("{e}; rebuild to replace it"),
-                ),
-            )
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(BuildError::io("cannot read", &path, e)),
-    }
-}
-
 /// What `check` and the up-to-date shortcut learn about an output.
 #[derive(Debug)]
 pub struct Examined {
@@ -199,8 +182,8 @@ pub fn examine(loaded: &Loaded, out: &Path, display_base: &Path) -> Result<Exami
     let cfg = &loaded.config;
     let opts = IngestOptions::from_config(loaded, out, display_base);
     let taken = now_ns();
-    let index_path = statscan::index_path(loaded, out);
-    let mut index = StatIndex::read(&index_path);
+    let journal = Journal::open(out, &loaded.memo_path());
+    let mut index = StatIndex::read(&journal.path(Record::Stat));
     let lock_before = index.lock.clone();
     // Walked first: a corpus path that does not exist is an error, built or not.
     let walk = crate::ingest::walk(&opts)?;
@@ -276,7 +259,7 @@ pub fn examine(loaded: &Loaded, out: &Path, display_base: &Path) -> Result<Exami
     // A lock read again (its stat moved) is recorded too, so the next run does not parse it.
     if sources.changed || outputs.changed || index.lock != lock_before {
         // Only a shortcut for the next run: a cache folder that cannot be written costs time.
-        let _ = index.write(&index_path);
+        let _ = journal.keep_now(&mut index);
     }
     Ok(Examined {
         staleness: st,

@@ -1,44 +1,27 @@
 //! Memo garbage collection: keeps the entries that the last build of each still-existing output
-//! used (its state file's results and its key slots) and the answers of batches still on record, and drops the records of
-//! outputs that are gone, with their stat index and records of used results and parsed sources.
+//! used (its state file's results and its key slots) and the answers of batches still on
+//! record, and forgets the outputs that are gone (their journals: key slots and record files).
 
 use std::collections::HashSet;
 use std::path::Path;
 
 use crate::db::cache::{CacheError, Key, Memo};
-use crate::db::exec::Slots;
+use crate::db::journal::Journal;
 
 /// Deletes unreachable entries; returns how many went.
 pub fn collect(memo: &Memo) -> Result<u64, CacheError> {
     let mut live: HashSet<Key> = HashSet::new();
-    for name in memo.record_names("slots:")? {
-        let out = &name["slots:".len()..];
-        if !Path::new(out).join(crate::format::LOCK_FILE).is_file() {
-            memo.delete_record(&name)?;
-            memo.delete_record(&format!("tree:{out}"))?;
-            // Its files beside the memo go too (the record of used results is the large one).
-            for (kind, ext) in [
-                ("stat", "index"),
-                ("used", "bin"),
-                ("parsed", "bin"),
-                ("recipes", "bin"),
-                ("entries", "bin"),
-            ] {
-                let file = crate::db::cache::beside_memo(memo.path(), Path::new(out), kind, ext);
-                let _ = std::fs::remove_file(crate::db::keyed::overlay_path(&file));
-                let _ = std::fs::remove_file(file);
-            }
+    for journal in Journal::built_by(memo)? {
+        let out = journal.out();
+        if !out.join(crate::format::LOCK_FILE).is_file() {
+            // Its records beside the memo go too (the record of used results is the large one).
+            journal.forget(memo)?;
             continue;
         }
         // The slots are rewritten only when many keys moved; the state file has every result
         // the last build used.
-        live.extend(state_keys(Path::new(out)));
-        let Some(bytes) = memo.record(&name)? else {
-            continue;
-        };
-        let Ok(slots) = serde_json::from_slice::<Slots>(&bytes) else {
-            continue;
-        };
+        live.extend(state_keys(out));
+        let slots: crate::db::exec::Slots = journal.slots(memo);
         for stage in slots.0.values() {
             live.extend(stage.values().map(|parts| parts.key()));
         }

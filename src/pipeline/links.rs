@@ -1,7 +1,7 @@
 //! The build's link step: the documents' relative links resolved against the corpus before the
 //! files are rendered (see `stage::render::links`), links that point to nothing warned about.
 
-use super::build::BuildOptions;
+use super::options::BuildOptions;
 use crate::diag::Diagnostics;
 use crate::ingest::IngestOptions;
 use crate::ingest::include::Project;

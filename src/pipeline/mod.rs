@@ -1,7 +1,8 @@
-//! Build orchestration and its state: the build itself (`build`, and `batched` for batch
-//! inference), the configured backends, the memo records a build keeps, freshness (`c2s check`, stat first through
-//! `statscan`) and the up-to-date `shortcut`, the tree step (`tree`: warm start or from
-//! scratch), output writing and memo garbage collection.
+//! Build orchestration: what a build is asked (`options`) and reports (`report`), the build
+//! itself (`build`, one call per step: `steps`, `tree`, `emit`; `batched` for batch inference),
+//! the configured backends, what it hands the journal after writing (`remember`), the committed
+//! state (`state`), freshness (`c2s check`, stat first through `statscan`) and the up-to-date
+//! `shortcut`, links, output writing and memo garbage collection.
 
 pub mod backends;
 pub mod batched;
@@ -10,11 +11,14 @@ pub mod emit;
 pub mod freshness;
 pub mod gc;
 pub mod links;
+pub mod options;
 pub mod output;
-pub mod records;
+pub mod remember;
+pub mod report;
 pub mod shortcut;
 pub mod state;
 pub mod statscan;
+pub mod steps;
 pub mod tree;
 
 /// Frees `v` on a thread of its own. A build's documents, tree, vectors and key slots take

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use super::backends::Backends;
-use super::build::{BuildOptions, BuildReport, Planted, TreeMode};
+use super::options::BuildOptions;
+use super::report::{BuildReport, Planted, TreeMode};
 use crate::db::statindex::OnDisk;
 use crate::error::BuildError;
 use crate::pipeline::output::WriteStats;
@@ -14,8 +15,9 @@ use crate::pipeline::output::WriteStats;
 pub(crate) enum Shortcut {
     /// `c2s check` would say "fresh": the report of a build that did nothing.
     Fresh(Box<BuildReport>),
-    /// Something must be built.
-    Stale(Box<Examination>),
+    /// Something must be built: with what the examination learnt, or without one (`--full`
+    /// and dry runs do not examine).
+    Stale(Option<Box<Examination>>),
 }
 
 /// What a build uses of the examination.
@@ -37,20 +39,23 @@ pub(crate) fn up_to_date(
     backends: &Backends,
     start: Instant,
 ) -> Result<Shortcut, BuildError> {
+    if opts.full || opts.dry_run {
+        return Ok(Shortcut::Stale(None));
+    }
     let seen =
         crate::pipeline::freshness::examine(&opts.loaded, &opts.out_dir, &opts.display_base)?;
-    let models = crate::pipeline::emit::lock_models(backends);
+    let models = backends.lock_models();
     let usable = |l: &crate::format::lock::Lock| l.models == models && l.fallbacks == 0;
     let lock = match &seen.lock {
         Some(lock) if seen.staleness.is_fresh() && usable(lock) => lock,
         _ => {
-            return Ok(Shortcut::Stale(Box::new(Examination {
+            return Ok(Shortcut::Stale(Some(Box::new(Examination {
                 on_disk: seen.on_disk,
                 sources: OnDisk::of(seen.source_index),
                 renamed: seen.staleness.sources_renamed.clone(),
                 walk: seen.walk,
                 taken: seen.taken,
-            })));
+            }))));
         }
     };
     let platform = seen.platform(&opts.loaded.config.output);

@@ -16,8 +16,7 @@ use crate::format::lock::{Lock, file_hash};
 use crate::format::state;
 use crate::format::{LOCK_FILE, STATE_FILE};
 use crate::ingest::Document;
-use crate::pipeline::build::BuildOptions;
-use crate::pipeline::records::record_name;
+use crate::pipeline::options::BuildOptions;
 use crate::progress::Progress;
 use crate::stage::incremental::{SnapNode, Snapshot};
 use crate::stage::render::{SERVE_TREE, ServeTree};
@@ -115,7 +114,7 @@ pub struct Prior {
 pub(crate) fn read_state(
     opts: &BuildOptions,
     memo: &Memo,
-    (exec, known): (&mut Executor, &OnDisk),
+    (exec, known, journal): (&mut Executor, &OnDisk, &crate::db::journal::Journal),
     docs: &[Document],
     diags: &mut Diagnostics,
     progress: &Progress,
@@ -125,7 +124,7 @@ pub(crate) fn read_state(
     let Some(lock) = crate::pipeline::freshness::read_lock(&opts.out_dir)? else {
         return Ok((None, Err("no previous build of this output".into())));
     };
-    let fresh_memo = !memo.has_record(&record_name("slots", &opts.out_dir))?;
+    let fresh_memo = !journal.known_to(memo)?;
     let prior = match read_prior(&opts.out_dir, &lock, fresh_memo, known) {
         Ok(mut prior) => {
             if let Some(seed) = &mut prior.seed {

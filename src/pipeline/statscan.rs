@@ -3,21 +3,15 @@
 //! by stat before their bytes, and the index recorded after a build (`db::statindex` keeps it).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rayon::prelude::*;
 
-use crate::config::Loaded;
-use crate::db::statindex::{Entry, LockStat, Stat, StatIndex, now_ns, path_for};
+use crate::db::statindex::{Entry, LockStat, Stat, StatIndex, now_ns};
 use crate::error::BuildError;
 use crate::format::lock::{Lock, file_hash};
 use crate::format::{LOCK_FILE, Layout, PUBLISH_FILE, skill_names};
 use crate::ingest::SourceFile;
-
-/// Where the stat index of the output `out` of `loaded` is kept (the memo's folder).
-pub fn index_path(loaded: &Loaded, out: &Path) -> PathBuf {
-    path_for(out, &loaded.resolve(&loaded.config.cache.path))
-}
 
 /// The lock of `out` without its maps (None when there is none): from the index when the lock
 /// file's stat is the one recorded, else parsed, and its hashes put into the index's entries.
@@ -38,7 +32,7 @@ pub fn lock_header(
     {
         return Ok(Some(header));
     }
-    let Some(lock) = super::freshness::read_lock(out)? else {
+    let Some(lock) = read_lock(out)? else {
         return Ok(None);
     };
     let header = lock.header();
@@ -226,18 +220,17 @@ pub fn compare_outputs(
     Ok(refresh(&mut index.outputs, walked, read, false, taken))
 }
 
-/// The longest [`record_build`] waits for the outputs' stats to settle.
+/// The longest [`index_after_build`] waits for the outputs' stats to settle.
 const SETTLE_MAX_NS: i64 = 100_000_000;
 
-/// After a build wrote `lock`'s outputs: records the sources (stat'ed at ingest, from `taken`
-/// on), then every output file and the lock as they are on disk now.
-pub fn record_build(
-    loaded: &Loaded,
+/// The stat index after a build wrote `lock`'s outputs: the sources (stat'ed at ingest, from
+/// `taken` on), then every output file and the lock as they are on disk now.
+pub fn index_after_build(
     out: &Path,
     lock: &Lock,
     sources: &[SourceFile],
     taken: i64,
-) -> Result<(), BuildError> {
+) -> Result<StatIndex, BuildError> {
     let mut index = StatIndex::default();
     let mut sources: Vec<Entry> = sources
         .iter()
@@ -278,10 +271,26 @@ pub fn record_build(
         })
         .collect();
     index.lock = lock_file.map(|stat| lock_stat(stat, now, &lock.header()));
-    let path = index_path(loaded, out);
-    index
-        .write(&path)
-        .map_err(|e| BuildError::io("cannot write", &path, e))
+    Ok(index)
+}
+
+/// Reads the manifest of `out`, if any.
+pub fn read_lock(out: &Path) -> Result<Option<Lock>, BuildError> {
+    let path = out.join(LOCK_FILE);
+    match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+            BuildError::io(
+                "cannot parse",
+                &path,
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("{e}; rebuild to replace it"),
+                ),
+            )
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(BuildError::io("cannot read", &path, e)),
+    }
 }
 
 #[cfg(test)]

@@ -2,12 +2,13 @@
 //! with the summaries of every level through the memo; otherwise the level loop from scratch.
 
 use super::backends::Backends;
-use super::build::{BuildOptions, TreeMode};
+use super::options::BuildOptions;
+use super::report::TreeMode;
 use crate::config::Structure;
 use crate::db::exec::Executor;
 use crate::error::BuildError;
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::db::statindex::Stat;
 use crate::ingest::{Document, IngestOptions, SourceFile};
@@ -22,14 +23,10 @@ use crate::structure::{Outline, Page};
 use crate::tree::Tree;
 
 /// Warm start from the previous tree when possible; otherwise the level loop from scratch.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn make_tree(
     opts: &BuildOptions,
     backends: &Backends,
-    docs: &[Document],
-    cards: &[Card],
-    doc_vectors: &Matrix,
-    prev: Result<Snapshot, String>,
+    (docs, cards, doc_vectors, prev): (&[Document], &[Card], &Matrix, Result<Snapshot, String>),
     exec: &mut Executor,
     progress: &Progress,
 ) -> Result<(Tree, TreeMode), BuildError> {
@@ -46,6 +43,12 @@ pub(crate) fn make_tree(
     if let Some(outline) = structured_outline(opts, docs, progress) {
         return structured(&input, &outline, exec, progress);
     }
+    // `--full` clusters from scratch (the memo still serves unchanged results).
+    let prev = if opts.full {
+        Err("--full".into())
+    } else {
+        prev
+    };
     let reason = match prev.and_then(|s| warm_start(&s, docs, doc_vectors, cfg, backends.kmeans()))
     {
         Ok((mut tree, stats)) => {
@@ -171,10 +174,13 @@ fn structured(
     ))
 }
 
-/// The navigation and category files a structured tree was read from, as sources of the build
+/// The navigation and category files a structured tree (`mode`) was read from, as sources of the build
 /// beside the pages (shown relative to `base`, as include inputs are): `check` then names an
 /// edited `mkdocs.yml` or `SUMMARY.md`, and the next build follows it.
-pub(crate) fn add_structure_sources(sources: &mut Vec<SourceFile>, files: &[PathBuf], base: &Path) {
+pub(crate) fn add_structure_sources(mode: &TreeMode, sources: &mut Vec<SourceFile>, base: &Path) {
+    let TreeMode::Structured { inputs: files, .. } = mode else {
+        return;
+    };
     let base = std::fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
     let mut seen: HashSet<String> = sources.iter().map(|s| s.path.clone()).collect();
     for file in files {

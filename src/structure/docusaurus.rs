@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::js::{Js, Parser, get};
-use super::nav::{Nav, NavItem};
+use super::navitems::{Nav, NavItem};
 
 /// The sidebar files Docusaurus reads, in its order.
 pub const FILES: [&str; 4] = ["sidebars.js", "sidebars.ts", "sidebars.mjs", "sidebars.cjs"];

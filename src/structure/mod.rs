@@ -5,6 +5,7 @@
 pub mod docusaurus;
 mod js;
 pub mod nav;
+pub mod navitems;
 pub mod sidebar;
 
 use std::collections::HashMap;

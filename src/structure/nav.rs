@@ -8,23 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_yaml_ng::Value;
 
-/// One entry of a navigation file: a page (a path relative to the navigation's docs folder) or
-/// a titled section of entries.
-#[derive(Debug, Clone, PartialEq)]
-pub enum NavItem {
-    Page { title: Option<String>, path: String },
-    Section { title: String, items: Vec<NavItem> },
-}
-
-/// A navigation file and the folder its page paths are relative to.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Nav {
-    /// The file it was read from.
-    pub file: PathBuf,
-    /// The folder page paths are relative to (MkDocs' `docs_dir`, mdBook's `src`).
-    pub docs_dir: PathBuf,
-    pub items: Vec<NavItem>,
-}
+pub use super::navitems::{Nav, NavItem};
 
 /// The navigation that covers `root`: the nearest `mkdocs.yml`/`mkdocs.yaml`, VitePress config,
 /// Docusaurus `sidebars.js` or `book.toml` at

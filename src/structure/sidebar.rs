@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use super::js::{Js, Parser, find_key, get};
-use super::nav::{Nav, NavItem};
+use super::navitems::{Nav, NavItem};
 
 /// The config files VitePress reads, in its order.
 pub const CONFIGS: [&str; 4] = ["config.ts", "config.mts", "config.js", "config.mjs"];

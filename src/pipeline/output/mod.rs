@@ -53,31 +53,26 @@ pub struct BuildLock {
 }
 
 impl BuildLock {
-    /// Takes the lock of the output `out`, a file in the memo's folder (`memo` is the memo's
-    /// path), so that nothing is left beside the output; when another build holds it, `on_wait`
-    /// is told and this waits.
-    pub fn acquire(
-        out: &Path,
-        memo: &Path,
-        on_wait: impl FnOnce(&Path),
-    ) -> Result<BuildLock, BuildError> {
-        let dir = memo.parent().unwrap_or(Path::new("."));
+    /// Takes the build lock at `path` (a file in the memo's folder, `db::journal`), so that
+    /// nothing is left beside the output; when another build holds it, `on_wait` is told and
+    /// this waits.
+    pub fn acquire(path: &Path, on_wait: impl FnOnce(&Path)) -> Result<BuildLock, BuildError> {
+        let dir = path.parent().unwrap_or(Path::new("."));
         crate::db::cache::prepare_dir(dir).map_err(|e| BuildError::io("cannot create", dir, e))?;
-        let path = crate::db::cache::beside_memo(memo, out, "build", "lock");
         let file = fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
-            .open(&path)
-            .map_err(|e| BuildError::io("cannot open lock", &path, e))?;
+            .open(path)
+            .map_err(|e| BuildError::io("cannot open lock", path, e))?;
         match file.try_lock() {
             Ok(()) => {}
             Err(fs::TryLockError::WouldBlock) => {
-                on_wait(&path);
+                on_wait(path);
                 file.lock()
-                    .map_err(|e| BuildError::io("cannot lock", &path, e))?;
+                    .map_err(|e| BuildError::io("cannot lock", path, e))?;
             }
-            Err(fs::TryLockError::Error(e)) => return Err(BuildError::io("cannot lock", &path, e)),
+            Err(fs::TryLockError::Error(e)) => return Err(BuildError::io("cannot lock", path, e)),
         }
         Ok(BuildLock { _file: file })
     }

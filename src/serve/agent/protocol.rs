@@ -5,9 +5,8 @@
 
 use serde_json::{Value, json};
 
-use super::schema::{OPEN_AT_ONCE, json_tools};
+use super::schema::{OPEN_AT_ONCE, enabled_specs, json_tools};
 use crate::config::LlmBackendKind;
-use crate::serve::tools::specs;
 
 const PROMPT: &str = include_str!("prompt.txt");
 
@@ -129,13 +128,6 @@ pub fn system_prompt(tools: &[String], protocol: Protocol, composes: bool) -> St
         );
     }
     s
-}
-
-pub(super) fn enabled_specs(tools: &[String]) -> Vec<(&'static str, &'static str, Value)> {
-    specs()
-        .into_iter()
-        .filter(|(n, _, _)| tools.iter().any(|t| t == n))
-        .collect()
 }
 
 fn arg_hint(tool: &str) -> &'static str {

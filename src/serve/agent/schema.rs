@@ -4,7 +4,15 @@
 use serde_json::{Value, json};
 
 use super::known::Known;
-use super::protocol::enabled_specs;
+use crate::serve::tools::specs;
+
+/// The specs of the `tools` enabled, in the tools' order.
+pub(super) fn enabled_specs(tools: &[String]) -> Vec<(&'static str, &'static str, Value)> {
+    specs()
+        .into_iter()
+        .filter(|(n, _, _)| tools.iter().any(|t| t == n))
+        .collect()
+}
 
 /// The tools the JSON protocol offers: `ls` lists nothing that the navigation files do not
 /// link, and a small model spends turns listing folders, so it is left out when `cat` is there.

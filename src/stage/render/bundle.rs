@@ -32,7 +32,7 @@ pub fn bundle_file(ctx: &Ctx, b: usize) -> Vec<u8> {
         let text = ctx.linked_text(
             d,
             0..ctx.docs[d].text.len(),
-            super::files::folder_of(&bundle.file),
+            super::front::folder_of(&bundle.file),
         );
         section(&ctx.docs[d], &ctx.cards[d].title, &text, &mut s);
     }
@@ -94,7 +94,7 @@ pub fn part_file(ctx: &Ctx, d: usize, k: usize) -> Vec<u8> {
     let folder = part.file.rsplit_once('/').map_or("", |(f, _)| f);
     let text = ctx.linked_text(d, part.range.clone(), folder);
     let mut s = String::with_capacity(text.len() + 1024);
-    super::files::frontmatter(ctx, d, Some((k, parts.len())), &mut s);
+    super::front::frontmatter(ctx, d, Some((k, parts.len())), &mut s);
     if k == 0 {
         let _ = writeln!(
             s,

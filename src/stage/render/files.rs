@@ -3,11 +3,11 @@
 //! `vectors.bin` (each document's embedding as f16).
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
 
+use super::front::{folder_of, frontmatter};
 use super::{Ctx, yaml_str};
 use crate::ingest::Document;
 use crate::matrix::Matrix;
@@ -34,35 +34,6 @@ pub fn doc_file(ctx: &Ctx, d: usize) -> Vec<u8> {
         s.push('\n');
     }
     s.into_bytes()
-}
-
-/// The folder of an output file (relative to the output root).
-pub(super) fn folder_of(file: &str) -> &str {
-    file.rsplit_once('/').map_or("", |(dir, _)| dir)
-}
-
-/// A document file's frontmatter: id, title, source, aliases, and which part it is.
-pub fn frontmatter(ctx: &Ctx, d: usize, part: Option<(usize, usize)>, s: &mut String) {
-    let doc = &ctx.docs[d];
-    s.push_str("---\n");
-    let _ = writeln!(s, "id: {}", yaml_str(&doc.id));
-    let _ = writeln!(s, "title: {}", yaml_str(&ctx.cards[d].title));
-    let _ = writeln!(s, "source: {}", yaml_str(&doc.source));
-    if !doc.aliases.is_empty() {
-        let _ = writeln!(
-            s,
-            "aliases: [{}]",
-            doc.aliases
-                .iter()
-                .map(|a| yaml_str(a))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
-    if let Some((k, n)) = part {
-        let _ = writeln!(s, "part: \"{} of {n}\"", k + 1);
-    }
-    s.push_str("---\n");
 }
 
 /// The small files that point a folded duplicate's id at the document it was folded into.

@@ -1,12 +1,14 @@
 //! Render stage: folder names and paths, where each document and page goes for the host's limits
 //! (`place`), then every output file: SKILL.md / INDEX.md navigation files (`nav`), a Markdown
 //! file per document and the serving data (`files`; `documents.json` spliced from the previous
-//! one's unchanged entries by `splice`), bundles and document parts (`bundle`, cut by `split`),
+//! one's unchanged entries by `splice`), bundles and document parts (`bundle`, cut by `split`), the
+//! frontmatter every document file and part starts with (`front`),
 //! and the entity indexes (`entities`). The manifest is added by the build.
 
 mod bundle;
 mod entities;
 mod files;
+mod front;
 pub mod links;
 mod naming;
 mod nav;

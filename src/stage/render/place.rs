@@ -12,10 +12,8 @@ use crate::ingest::Document;
 use crate::llm::Card;
 use crate::tree::Tree;
 
-use super::split::split_document;
+use super::split::{HEADER_ROOM, split_document};
 
-/// Bytes kept free in every capped file for its header (frontmatter, parts table, anchors).
-pub(super) const HEADER_ROOM: usize = 1024;
 /// A bundle's size when no token cap bounds it and the files cap leaves room: about one read.
 const BUNDLE_BYTES: usize = 40_000;
 

@@ -9,11 +9,12 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::Ctx;
 use super::files::{DocEntryRef, pretty_entry};
 use crate::db::cache::Key;
+use crate::db::journal::{Produced, Record};
 use crate::db::keyed::Keyed;
 
 /// The previous `documents.json`: where it is, and the hash of its bytes when the stat pass
@@ -36,7 +37,7 @@ pub struct Splice {
 
 impl Splice {
     /// Plans the file for `ctx`: which entries of the previous file to copy, by the recipes
-    /// recorded for it in `entries` (the file [`entries_path`] names).
+    /// recorded for it in `entries` (`db::journal::Record::Entries`).
     pub fn plan(ctx: &Ctx, previous: Previous, entries: &Path) -> Splice {
         use rayon::prelude::*;
         let mut order: Vec<usize> = (0..ctx.docs.len()).collect();
@@ -105,15 +106,15 @@ impl Splice {
         w.write_all(b"\n}\n")
     }
 
-    /// Records, for the next build, that the file whose bytes hash to `hash` was made from
+    /// The record, for the next build, that the file whose bytes hash to `hash` was made from
     /// these recipes. When that is the file whose record was read and every entry was copied
-    /// (its recipe is in the record), the record still holds: nothing is written.
-    pub fn keep(self, entries: &Path, hash: &str) -> io::Result<()> {
-        if self.recorded.as_deref() == Some(hash) && self.made() == 0 {
-            return Ok(());
+    /// (its recipe is in the record), the record still holds: nothing is to be written.
+    pub fn kept(self, hash: &str) -> Kept {
+        let unchanged = self.recorded.as_deref() == Some(hash) && self.made() == 0;
+        Kept {
+            recipes: (!unchanged).then(|| self.pieces.into_iter().map(|p| p.1).collect()),
+            hash: hash.to_string(),
         }
-        let rows = self.pieces.iter().map(|(_, recipe, _)| (recipe, &[][..]));
-        crate::db::keyed::write(entries, &magic(hash), rows)
     }
 
     /// How many entries are made, not copied from the previous file.
@@ -122,10 +123,25 @@ impl Splice {
     }
 }
 
-/// Where the recipes of the output `out`'s `documents.json` are kept (`memo` is the memo's
-/// path).
-pub fn entries_path(out: &Path, memo: &Path) -> PathBuf {
-    crate::db::cache::beside_memo(memo, out, "entries", "bin")
+/// The recipes `documents.json` was made from, under the hash of its bytes (None: the record
+/// on disk still holds).
+pub struct Kept {
+    recipes: Option<Vec<Key>>,
+    hash: String,
+}
+
+impl Produced for Kept {
+    fn record(&self) -> Record {
+        Record::Entries
+    }
+
+    fn keep(&mut self, path: &Path) -> io::Result<()> {
+        let Some(recipes) = &self.recipes else {
+            return Ok(());
+        };
+        let rows = recipes.iter().map(|recipe| (recipe, &[][..]));
+        crate::db::keyed::write(path, &magic(&self.hash), rows)
+    }
 }
 
 /// The first line of a recipes file: its kind and the hash of the file it describes.

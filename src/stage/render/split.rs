@@ -3,7 +3,8 @@
 
 use std::ops::Range;
 
-use super::place::HEADER_ROOM;
+/// Bytes kept free in every capped file for its header (frontmatter, parts table, anchors).
+pub(super) const HEADER_ROOM: usize = 1024;
 
 /// Bytes of one line of a part table, besides the title and id.
 const LIST_LINE: usize = 48;

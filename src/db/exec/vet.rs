@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use bytes::Bytes;
 use rayon::prelude::*;
 
-use super::cache::Key;
-use super::exec::{Batching, Executor, MemoValue, StageError};
+use super::{Batching, Executor, MemoValue, StageError};
+use crate::db::cache::Key;
 
 /// What a stage says of a result the seed supplies.
 #[derive(Debug, Clone, PartialEq, Eq)]

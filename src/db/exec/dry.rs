@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use super::cache::KeyParts;
-use super::exec::Slots;
+use super::Slots;
+use crate::db::cache::KeyParts;
 
 /// A result `--dry-run` would compute, and why.
 #[derive(Debug, Clone, Serialize)]
