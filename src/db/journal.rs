@@ -4,6 +4,9 @@
 //! read, committed and removed here only; each kind's codec lives with the stage that uses it.
 //!
 //! A record is only a shortcut: the next build does more work without it, never different work.
+//! Most are committed together after the output is written; one whose entries are keyed by
+//! content alone holds for any build and may be kept as soon as it is made ([`Journal::keep_now`]:
+//! the parsed sources, which would otherwise stay in memory through the whole build).
 //! A record that cannot be written is a warning that says what the next build does instead; one
 //! that is missing, damaged or of another version is read as empty.
 
@@ -180,7 +183,8 @@ impl Journal {
         self.slots = Some(serde_json::to_vec(slots).expect("slots serialize"));
     }
 
-    /// Writes one record now, outside a build (`c2s check` keeps the stat index it refreshed).
+    /// Writes one record now: one keyed by content alone, as soon as it is made (the parsed
+    /// sources), or outside a build (`c2s check` keeps the stat index it refreshed).
     pub fn keep_now(&self, record: &mut dyn Produced) -> io::Result<()> {
         record.keep(&self.path(record.record()))
     }

@@ -82,12 +82,7 @@ fn build_on(
     add_structure_sources(&mode, &mut corpus.sources, &opts.display_base);
     let fallbacks = steps::enrich(&mut tree, &vectors, opts, (backends, &mut exec), progress);
     let ctx = emit::context((&tree, docs, &cards), opts, (&mut diags, progress));
-    let parsed = corpus.parsed.take();
-    let had = Had::new(
-        (journal, &memo),
-        (known, previous_lock),
-        (&corpus.sources, parsed),
-    );
+    let had = Had::new((journal, &memo), (known, previous_lock), &corpus.sources);
     let (ran, said) = ((&mut exec, fallbacks), (&mut laps, &mut diags, progress));
     let mut emitted = emit::emit((opts, backends), (&ctx, &vectors), had, ran, said)?;
     drop(ctx);

@@ -66,14 +66,13 @@ pub(crate) struct Had<'a> {
     pub known: Known,
     pub previous_lock: Option<crate::format::lock::Lock>,
     pub sources: &'a [ingest::SourceFile],
-    pub parsed: Option<ingest::parsed::Kept>,
 }
 
 impl<'a> Had<'a> {
     pub(crate) fn new(
         (journal, memo): (Journal, &'a Memo),
         (known, previous_lock): (Known, Option<crate::format::lock::Lock>),
-        (sources, parsed): (&'a [ingest::SourceFile], Option<ingest::parsed::Kept>),
+        sources: &'a [ingest::SourceFile],
     ) -> Had<'a> {
         Had {
             journal,
@@ -81,7 +80,6 @@ impl<'a> Had<'a> {
             known,
             previous_lock,
             sources,
-            parsed,
         }
     }
 }
@@ -169,7 +167,6 @@ pub(crate) fn emit(
         sources: had.sources,
         taken: had.known.taken,
         kept,
-        parsed: had.parsed,
         splice,
     };
     let spent =

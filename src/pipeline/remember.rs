@@ -1,7 +1,8 @@
 //! What a build hands the journal once its output is written, for the next build of the same
-//! output: the stat index of the files it wrote, the results it used, the sources it parsed,
-//! its recipes, the recipes of `documents.json`'s entries and its key slots. The journal
-//! (`db::journal`) writes them all in one place.
+//! output: the stat index of the files it wrote, the results it used, its recipes, the recipes
+//! of `documents.json`'s entries and its key slots. The journal (`db::journal`) writes them all
+//! in one place. (The parsed sources, keyed by content alone, are kept as soon as ingest has
+//! them: `steps::ingest`.)
 
 use crate::db::cache::Memo;
 use crate::db::exec::{Entry, Executor};
@@ -23,7 +24,6 @@ pub(crate) struct Produce<'a> {
     pub taken: i64,
     /// The results the build used, in stage order.
     pub kept: Vec<Entry>,
-    pub parsed: Option<crate::ingest::parsed::Kept>,
     pub splice: Splice,
 }
 
@@ -66,9 +66,6 @@ pub(crate) fn commit(
         fresh: std::mem::take(&mut exec.used_fresh),
         entries: made.kept,
     });
-    if let Some(parsed) = made.parsed {
-        journal.take(parsed);
-    }
     journal.take(std::mem::take(&mut exec.recipes));
     if let Some(hash) = made.lock.outputs.get("documents.json") {
         journal.take(made.splice.kept(hash));

@@ -87,7 +87,8 @@ pub(crate) fn ingest(
                 sources: &e.sources,
                 parsed: ingest::ParsedCache::open(&journal.path(Record::Parsed)),
             };
-            let corpus = ingest::ingest_with(&ingest_opts, graph, diags, Some(prior))?;
+            let mut corpus = ingest::ingest_with(&ingest_opts, graph, diags, Some(prior))?;
+            keep_parsed(opts, journal, &mut corpus, (diags, progress));
             let (on_disk, taken) = (e.on_disk, e.taken);
             (corpus, Known { on_disk, taken })
         }
@@ -103,6 +104,29 @@ pub(crate) fn ingest(
     let (n, files) = (docs.len(), corpus.sources.len());
     progress.status("Ingested", &format!("{n} documents from {files} files"));
     Ok((corpus, known))
+}
+
+/// Keeps the parsed sources for the next build as soon as ingest has them (not on a dry run).
+/// Their entries are keyed by the sources' content and hold for any build, so they need not
+/// wait for the commit; held until then, they are as large as the corpus's text (16% more peak
+/// memory for a cold build of 100,000 documents).
+fn keep_parsed(
+    opts: &BuildOptions,
+    journal: &Journal,
+    corpus: &mut Corpus,
+    (diags, progress): (&mut Diagnostics, &Progress),
+) {
+    let Some(mut parsed) = corpus.parsed.take() else {
+        return;
+    };
+    if opts.dry_run {
+        return;
+    }
+    if let Err(e) = journal.keep_now(&mut parsed) {
+        let path = journal.path(Record::Parsed);
+        let msg = format!("cannot write ({e}); {}", Record::Parsed.lost());
+        warn(diags, progress, shown(&path, opts), msg);
+    }
 }
 
 /// The memo: the one on disk, or an empty one in memory for a dry run that must not read it
