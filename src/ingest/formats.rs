@@ -24,6 +24,9 @@ pub struct RawRecord {
     /// matter fields, HTML elements a browser does not show), already warned about; `line` is
     /// the file's.
     pub hidden: Vec<crate::planted::Flag>,
+    /// Where in its file the record starts, as a URL fragment names it (`page=12` in a PDF):
+    /// its source is then `file#page=12`.
+    pub anchor: Option<String>,
 }
 
 /// The formats c2s reads, chosen by file extension.
@@ -34,6 +37,9 @@ pub enum Format {
     Json,
     JsonLines,
     Html,
+    /// Read from bytes, not text (`ingest::extract`).
+    Pdf,
+    Docx,
 }
 
 impl Format {
@@ -45,6 +51,8 @@ impl Format {
             "json" => Some(Format::Json),
             "jsonl" | "ndjson" => Some(Format::JsonLines),
             "html" | "htm" => Some(Format::Html),
+            "pdf" => Some(Format::Pdf),
+            "docx" => Some(Format::Docx),
             _ => None,
         }
     }
@@ -75,6 +83,8 @@ pub fn parse(format: Format, text: &str, file: &str, diags: &mut Diagnostics) ->
         Format::Html => parse_html(text, file, diags).into_iter().collect(),
         Format::Json => parse_json(text, file, diags),
         Format::JsonLines => parse_jsonl(text, file, diags),
+        // Read from their bytes by `ingest::extract` (`parse_records`), never as text.
+        Format::Pdf | Format::Docx => Vec::new(),
     }
 }
 
@@ -365,6 +375,7 @@ fn record_from_value(
         body_line: 1,
         position: None,
         hidden: Vec::new(),
+        anchor: None,
     })
 }
 

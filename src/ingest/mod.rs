@@ -1,5 +1,6 @@
 //! Ingest: walks the corpus paths (respecting .gitignore and globs) and turns files into `Document`s.
 
+pub mod extract;
 mod formats;
 pub mod graph;
 mod hidden;
@@ -119,7 +120,8 @@ pub struct Corpus {
     pub sources: Vec<SourceFile>,
     /// Files skipped because c2s does not read their type, by extension.
     pub unsupported: HashMap<String, usize>,
-    /// Source files read and parsed (the others came from the parsed-source record).
+    /// Source files read and parsed (the others came from the parsed-source record: their stat
+    /// unchanged, or, for PDF and Word files, their bytes).
     pub read: usize,
     /// Files left out as not pages of the site (navigation files, partials, drafts), as shown,
     /// with why.
@@ -257,6 +259,14 @@ pub fn ingest_with(
             let (bytes, hash, stat) = read_bytes(c, opts, &mut d);
             let key = (bytes.is_some() && cache.is_some())
                 .then(|| parsed::key(&c.display, format, &hash, opts.max_file_bytes));
+            // A PDF or Word file whose bytes the record knows is not extracted again, whatever
+            // its stat (extraction is slow; `touch` or a checkout moves the stat).
+            let by_bytes = key
+                .filter(|_| extract::kind_of(format).is_some())
+                .and_then(|k| Some((k, cache.as_ref()?.get(&k)?)));
+            if let Some((key, entry)) = by_bytes {
+                return (Got::Recorded(key, entry), (hash, stat), d);
+            }
             let src = SourceBytes {
                 display: c.display.clone(),
                 format,
@@ -406,6 +416,9 @@ pub fn parse_records(
     display: &str,
     d: &mut Diagnostics,
 ) -> Vec<RawRecord> {
+    if let Some(kind) = extract::kind_of(format) {
+        return extract::records(kind, bytes, display, d);
+    }
     if bytes[..bytes.len().min(8192)].contains(&0) {
         d.warn(display, None, "binary file (contains NUL bytes); skipped");
         return Vec::new();

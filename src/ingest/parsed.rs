@@ -22,7 +22,7 @@ use crate::db::keyed::{Layered, Row};
 use crate::diag::Warning;
 use crate::planted::Flag;
 
-const MAGIC: &[u8] = b"c2s-parsed 2\n";
+const MAGIC: &[u8] = b"c2s-parsed 3\n";
 
 /// One source as a build used it: what parsing gave and each record's scan.
 pub(super) struct Entry {
@@ -136,6 +136,7 @@ pub(super) fn encode(parsed: &Parsed, scans: &[Scan]) -> Vec<u8> {
         put_len(&mut w, r.body_line);
         put_opt(&mut w, r.position.map(|p| p.to_string()).as_deref());
         put_flags(&mut w, &r.hidden);
+        put_opt(&mut w, r.anchor.as_deref());
         put_str(&mut w, &s.text_hash);
         put_flags(&mut w, &s.flags);
         put_opt(&mut w, s.navigation.as_deref());
@@ -168,6 +169,7 @@ fn decode(r: &mut Reader) -> Option<Entry> {
             body_line: r.len()?,
             position: r.opt()?.and_then(|p| p.parse().ok()),
             hidden: r.flags()?,
+            anchor: r.opt()?,
         });
         let text_hash = r.string()?;
         let flags = r.flags()?;
@@ -323,6 +325,7 @@ mod tests {
                         ..f
                     })
                     .collect(),
+                anchor: Some("page=12".into()),
             },
             RawRecord {
                 id: None,
@@ -334,6 +337,7 @@ mod tests {
                 body_line: 0,
                 position: None,
                 hidden: Vec::new(),
+                anchor: None,
             },
         ];
         let scans = records.iter().map(|r| Scan::of(&r.text)).collect();

@@ -52,8 +52,9 @@ pub(super) fn add_document(
     diags: &mut Diagnostics,
 ) {
     let (file, line) = (loc.file, rec.line);
-    let (source, id_basis) = match (loc.multi, line) {
-        (true, Some(l)) => (format!("{file}:{l}"), format!("{}:{l}", loc.rel)),
+    let (source, id_basis) = match (loc.multi, line, &rec.anchor) {
+        (_, _, Some(a)) => (format!("{file}#{a}"), format!("{}#{a}", loc.rel)),
+        (true, Some(l), _) => (format!("{file}:{l}"), format!("{}:{l}", loc.rel)),
         _ => (file.to_string(), loc.rel.to_string()),
     };
     if rec.text.trim().is_empty() {

@@ -15,6 +15,7 @@ mod check;
 mod common;
 mod config_cli;
 mod datasets;
+mod documents;
 mod eval;
 mod forged_state;
 mod gpu;
