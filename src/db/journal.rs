@@ -78,15 +78,6 @@ pub struct Journal {
     out: PathBuf,
     memo: PathBuf,
     produced: Vec<Box<dyn Produced>>,
-    /// The key slots (JSON), when they are to be written.
-    slots: Option<Vec<u8>>,
-}
-
-/// What a commit did: the records that could not be written (the file and why, for a warning),
-/// and what the records held, to be freed when the caller likes (large at 100,000 documents).
-pub struct Committed {
-    pub failed: Vec<(PathBuf, String)>,
-    pub spent: Vec<Box<dyn Produced>>,
 }
 
 /// The memo's records of the key slots of an output are named after this and its path.
@@ -99,7 +90,6 @@ impl Journal {
             out: crate::paths::abs(out),
             memo: memo.to_path_buf(),
             produced: Vec::new(),
-            slots: None,
         }
     }
 
@@ -178,38 +168,38 @@ impl Journal {
         Ok(moved || !self.known_to(memo)?)
     }
 
-    /// Takes the key slots this build used, to be written when the journal commits.
-    pub fn take_slots(&mut self, slots: &impl serde::Serialize) {
-        self.slots = Some(serde_json::to_vec(slots).expect("slots serialize"));
-    }
-
     /// Writes one record now: one keyed by content alone, as soon as it is made (the parsed
     /// sources), or outside a build (`c2s check` keeps the stat index it refreshed).
     pub fn keep_now(&self, record: &mut dyn Produced) -> io::Result<()> {
         record.keep(&self.path(record.record()))
     }
 
-    /// Writes what the build produced, in [`Record::ALL`]'s order, then the key slots. A
-    /// record that cannot be written is reported in `failed`; the key slots are the memo's, and
-    /// a failure to write them is an error.
-    pub fn commit(mut self, memo: &Memo) -> Result<Committed, CacheError> {
+    /// Writes what the build produced, in [`Record::ALL`]'s order, each freed once written, then
+    /// the key slots that `slots` makes (None: the memo's still hold; see
+    /// [`Journal::wants_slots`]); they are made last, when the records are gone, since they copy
+    /// every key the build used. Returns the records that could not be written (the file and
+    /// why, for a warning); the key slots are the memo's, and a failure to write them is an
+    /// error.
+    pub fn commit<T: serde::Serialize>(
+        mut self,
+        memo: &Memo,
+        slots: impl FnOnce() -> Option<T>,
+    ) -> Result<Vec<(PathBuf, String)>, CacheError> {
         let mut produced = std::mem::take(&mut self.produced);
         produced.sort_by_key(|p| Record::ALL.iter().position(|r| *r == p.record()));
         let mut failed = Vec::new();
-        for p in &mut produced {
+        for mut p in produced {
             let path = self.path(p.record());
             if let Err(e) = p.keep(&path) {
                 let lost = p.record().lost();
                 failed.push((path, format!("cannot write ({e}); {lost}")));
             }
         }
-        if let Some(slots) = self.slots.take() {
-            memo.set_record(&self.slots_name(), &slots)?;
+        if let Some(slots) = slots() {
+            let bytes = serde_json::to_vec(&slots).expect("slots serialize");
+            memo.set_record(&self.slots_name(), &bytes)?;
         }
-        Ok(Committed {
-            failed,
-            spent: produced,
-        })
+        Ok(failed)
     }
 
     /// Removes every record file of the output (`c2s clean --cache`); true when one was there.
@@ -240,14 +230,17 @@ impl Journal {
 mod tests {
     use super::*;
 
-    /// A record that writes `bytes`, or fails.
+    /// A record that writes `bytes`, or fails; either way it notes its kind in [`WRITTEN`].
     struct Fake(Record, Option<&'static str>);
+
+    static WRITTEN: std::sync::Mutex<Vec<Record>> = std::sync::Mutex::new(Vec::new());
 
     impl Produced for Fake {
         fn record(&self) -> Record {
             self.0
         }
         fn keep(&mut self, path: &Path) -> io::Result<()> {
+            WRITTEN.lock().unwrap().push(self.0);
             match self.1 {
                 Some(bytes) => std::fs::write(path, bytes),
                 None => Err(io::Error::other("disk full")),
@@ -296,13 +289,14 @@ mod tests {
             j.wants_slots(&memo, false).unwrap(),
             "a memo without the output's slots"
         );
-        j.take_slots(&crate::db::exec::Slots::default());
-        let done = j.commit(&memo).unwrap();
-        let order: Vec<Record> = done.spent.iter().map(|p| p.record()).collect();
+        let failed = j
+            .commit(&memo, || Some(crate::db::exec::Slots::default()))
+            .unwrap();
+        let order = WRITTEN.lock().unwrap().clone();
         assert_eq!(order, [Record::Stat, Record::Used, Record::Entries]);
-        assert_eq!(done.failed.len(), 1);
-        assert!(done.failed[0].1.contains("disk full"), "{:?}", done.failed);
-        assert!(done.failed[0].1.contains(Record::Used.lost()));
+        assert_eq!(failed.len(), 1);
+        assert!(failed[0].1.contains("disk full"), "{failed:?}");
+        assert!(failed[0].1.contains(Record::Used.lost()));
         let j = Journal::open(&dir.path().join("out"), memo.path());
         assert_eq!(std::fs::read(j.path(Record::Stat)).unwrap(), b"s");
         assert!(

@@ -10,7 +10,7 @@ use super::report::Laps;
 use super::steps::{Known, shown, warn};
 use crate::db::cache::Memo;
 use crate::db::exec::Executor;
-use crate::db::journal::{Journal, Produced, Record};
+use crate::db::journal::{Journal, Record};
 use crate::diag::{Diagnostics, Warning};
 use crate::error::BuildError;
 use crate::format::limits::{self, PlatformReport};
@@ -92,8 +92,8 @@ pub(crate) struct Emitted {
     pub doc_entries_made: usize,
     pub group_inputs_made: usize,
     pub embed_texts_made: usize,
-    /// What the build kept in memory for the journal, to be freed later.
-    pub spent: (Vec<crate::db::exec::Entry>, Vec<Box<dyn Produced>>),
+    /// The results a dry run used (a real build hands them to the journal), to be freed later.
+    pub spent: Vec<crate::db::exec::Entry>,
 }
 
 /// Renders every file of the output from `ctx` and, unless a dry run, writes them over the
@@ -141,11 +141,11 @@ pub(crate) fn emit(
         doc_entries_made,
         group_inputs_made,
         embed_texts_made,
-        spent: (Vec::new(), Vec::new()),
+        spent: Vec::new(),
     };
     if opts.dry_run {
         drop(files);
-        emitted.spent.0 = kept;
+        emitted.spent = kept;
         laps.lap("write");
         return Ok(emitted);
     }
@@ -169,10 +169,8 @@ pub(crate) fn emit(
         kept,
         splice,
     };
-    let spent =
-        super::remember::commit(opts, had.journal, (had.memo, exec), made, (diags, progress))?;
+    super::remember::commit(opts, had.journal, (had.memo, exec), made, (diags, progress))?;
     emitted.files = written;
-    emitted.spent.1 = spent;
     laps.lap("write");
     Ok(emitted)
 }

@@ -6,7 +6,7 @@
 
 use crate::db::cache::Memo;
 use crate::db::exec::{Entry, Executor};
-use crate::db::journal::{Journal, Produced, Record};
+use crate::db::journal::{Journal, Record};
 use crate::diag::Diagnostics;
 use crate::error::BuildError;
 use crate::format::lock::Lock;
@@ -29,15 +29,14 @@ pub(crate) struct Produce<'a> {
 
 /// Hands the journal what the build produced and commits it (the spill folder of the write is
 /// removed first). A record that cannot be written is a warning (the next build does more
-/// work); the key slots, in the memo, are an error. Returns what the records held, to be freed
-/// later.
+/// work); the key slots, in the memo, are an error.
 pub(crate) fn commit(
     opts: &BuildOptions,
     mut journal: Journal,
     (memo, exec): (&Memo, &mut Executor),
     made: Produce,
     (diags, progress): (&mut Diagnostics, &Progress),
-) -> Result<Vec<Box<dyn Produced>>, BuildError> {
+) -> Result<(), BuildError> {
     if let Err(e) = crate::pipeline::output::remove_spill(&opts.out_dir) {
         let dir = crate::pipeline::output::spill_dir(&opts.out_dir);
         let msg = format!("cannot remove ({e}); the next build removes it");
@@ -70,14 +69,12 @@ pub(crate) fn commit(
     if let Some(hash) = made.lock.outputs.get("documents.json") {
         journal.take(made.splice.kept(hash));
     }
-    if journal.wants_slots(memo, slots_moved(exec.used_missed, exec.looked_up))? {
-        journal.take_slots(&exec.slots());
-    }
-    let done = journal.commit(memo)?;
-    for (path, msg) in done.failed {
+    let slots = journal.wants_slots(memo, slots_moved(exec.used_missed, exec.looked_up))?;
+    let failed = journal.commit(memo, || slots.then(|| exec.slots()))?;
+    for (path, msg) in failed {
         warn(diags, progress, shown(&path, opts), msg);
     }
-    Ok(done.spent)
+    Ok(())
 }
 
 /// Whether more than about 1% of the `looked_up` keys moved (the key slots are then rewritten;
