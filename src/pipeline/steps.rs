@@ -88,7 +88,7 @@ pub(crate) fn ingest(
                 parsed: ingest::ParsedCache::open(&journal.path(Record::Parsed)),
             };
             let mut corpus = ingest::ingest_with(&ingest_opts, graph, diags, Some(prior))?;
-            keep_parsed(opts, journal, &mut corpus, (diags, progress));
+            keep_parsed(opts, journal, &mut corpus, diags);
             let (on_disk, taken) = (e.on_disk, e.taken);
             (corpus, Known { on_disk, taken })
         }
@@ -106,7 +106,8 @@ pub(crate) fn ingest(
     Ok((corpus, known))
 }
 
-/// Keeps the parsed sources for the next build as soon as ingest has them (not on a dry run).
+/// Keeps the parsed sources for the next build as soon as ingest has them (not on a dry run);
+/// a record that cannot be written is a warning in `diags`.
 /// Their entries are keyed by the sources' content and hold for any build, so they need not
 /// wait for the commit; held until then, they are as large as the corpus's text (16% more peak
 /// memory for a cold build of 100,000 documents).
@@ -114,7 +115,7 @@ fn keep_parsed(
     opts: &BuildOptions,
     journal: &Journal,
     corpus: &mut Corpus,
-    (diags, progress): (&mut Diagnostics, &Progress),
+    diags: &mut Diagnostics,
 ) {
     let Some(mut parsed) = corpus.parsed.take() else {
         return;
@@ -125,7 +126,8 @@ fn keep_parsed(
     if let Err(e) = journal.keep_now(&mut parsed) {
         let path = journal.path(Record::Parsed);
         let msg = format!("cannot write ({e}); {}", Record::Parsed.lost());
-        warn(diags, progress, shown(&path, opts), msg);
+        // Shown with ingest's other warnings, by `ingest`.
+        diags.warn(shown(&path, opts), None, msg);
     }
 }
 
