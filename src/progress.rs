@@ -7,10 +7,15 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+/// Warnings of one kind shown one by one; the rest are counted in one line.
+pub const SHOWN: usize = 10;
+
 /// Where progress goes.
 #[derive(Debug, Clone, Copy)]
 pub struct Progress {
     quiet: bool,
+    /// `-v`: every warning of a kind, not the first [`SHOWN`], and each step's time.
+    verbose: bool,
     tty: bool,
     /// Whether status lines, warnings and errors are colored.
     color: bool,
@@ -23,6 +28,7 @@ impl Progress {
         let tty = std::io::stderr().is_terminal();
         Progress {
             quiet,
+            verbose: false,
             tty,
             color: tty && color_allowed(|k| std::env::var_os(k)),
             warnings: true,
@@ -34,6 +40,31 @@ impl Progress {
         Progress {
             color: forced.unwrap_or(self.color),
             ..self
+        }
+    }
+
+    /// With `-v`'s detail: every warning of a kind, and each step's time.
+    pub fn with_verbose(self, verbose: bool) -> Progress {
+        Progress { verbose, ..self }
+    }
+
+    /// Whether `-v` asked for detail.
+    pub fn verbose(&self) -> bool {
+        self.verbose && !self.quiet
+    }
+
+    /// Warnings of one kind: the first [`SHOWN`] (all of them with `-v`), then one line that
+    /// `more` words from the count of those left out.
+    pub fn warnings(&self, texts: &[String], more: impl Fn(usize) -> String) {
+        let shown = if self.verbose { texts.len() } else { SHOWN };
+        for t in texts.iter().take(shown) {
+            self.warning(t);
+        }
+        if texts.len() > shown {
+            self.warning(&format!(
+                "{} (`-v` shows them all; `--json` lists them)",
+                more(texts.len() - shown)
+            ));
         }
     }
 

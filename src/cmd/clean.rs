@@ -9,11 +9,16 @@ use crate::cmd::cli::CleanArgs;
 use crate::progress::Progress;
 
 pub fn clean_cmd(args: &CleanArgs, progress: &Progress) -> Result<u8, Error> {
-    let target = args.target.resolve()?;
     // Resolved first: with `--out DIR` alone, the output's lock says where the memo is.
-    let path = target.loaded.memo_path();
-    let journal = crate::db::journal::Journal::open(&target.out_dir, &path);
-    remove_output(&target.out_dir, progress)?;
+    let (out_dir, path) = match args.target.resolve() {
+        Ok(target) => (target.out_dir.clone(), target.loaded.memo_path()),
+        Err(e) => match gone_output(args, &e) {
+            Some(found) => found,
+            None => return Err(e.into()),
+        },
+    };
+    let journal = crate::db::journal::Journal::open(&out_dir, &path);
+    remove_output(&out_dir, progress)?;
     if args.cache {
         let mut removed = false;
         let memo = ["", "-wal", "-shm"]
@@ -37,6 +42,26 @@ pub fn clean_cmd(args: &CleanArgs, progress: &Progress) -> Result<u8, Error> {
         progress.status(what, &format!("cache {}", path.display()));
     }
     Ok(EXIT_OK)
+}
+
+/// With `--out DIR --cache` naming a folder that is gone (an earlier `c2s clean --out DIR`) and
+/// no config: the output and the memo where a build without a config keeps it, beside the
+/// output (`DIR/../cache/`), when it is there, so that `--cache` still removes it.
+fn gone_output(
+    args: &CleanArgs,
+    e: &crate::config::ConfigError,
+) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    let crate::config::ConfigError::NoOutput { why, dir, .. } = e else {
+        return None;
+    };
+    let out = dir.join(args.target.out.as_ref()?);
+    if out.exists() || *why != crate::cmd::cli::NO_SUCH_FOLDER {
+        return None;
+    }
+    let beside = out.parent().map(Path::to_path_buf).unwrap_or_default();
+    let memo = crate::config::Loaded::defaults(beside).memo_path();
+    // Nothing there either: a mistyped folder, which the error names.
+    (args.cache && memo.exists()).then_some((out, memo))
 }
 
 fn remove_output(out: &Path, progress: &Progress) -> Result<(), Error> {

@@ -14,8 +14,11 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
     /// Print only warnings and errors.
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
+    /// Print more: every warning of a kind (not the first ten) and each step's time.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
     /// Color status lines, warnings and errors: auto (on a terminal, unless NO_COLOR is set),
     /// always, never.
     #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
@@ -44,35 +47,85 @@ impl ColorWhen {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Compile the corpus into a skill tree (reads ./c2s.toml, or builds PATH directly).
+    #[command(
+        after_help = "Examples:\n  c2s build                          build what c2s.toml here (or in a parent) says\n  c2s build docs --out skills-out    build a folder without a config\n  c2s build --dry-run --explain      what an edit would recompute, and why"
+    )]
     Build(BuildArgs),
     /// Exit 0 when the output is fresh, 1 when stale (and say why), 2 on error. Needs no cache.
     #[command(mut_arg("path", |a| a.help(BUILT_FROM)), mut_arg("skills_dir", |a| a.help(WROTE_SKILLS)))]
+    #[command(
+        after_help = "Examples:\n  c2s check                          in CI, after checkout: exit 1 when stale\n  c2s check --out skills-out         an output built without a config\n  c2s check --verify-state           also vet the committed build state (pull requests)"
+    )]
     Check(CheckArgs),
     /// Rebuild whenever a source or the config changes (Ctrl-C stops).
+    #[command(
+        after_help = "Example:\n  c2s watch                          rebuild the output of c2s.toml as files change"
+    )]
     Watch(WatchArgs),
     /// Remove the output folder (and with --cache the memo).
     #[command(mut_arg("path", |a| a.help(BUILT_FROM)), mut_arg("skills_dir", |a| a.help(WROTE_SKILLS)))]
+    #[command(
+        after_help = "Examples:\n  c2s clean                          remove the output of c2s.toml\n  c2s clean --out skills-out --cache remove an output and its memo"
+    )]
     Clean(CleanArgs),
     /// Answer a question: the LLM agent browses the compiled tree (`--offline`: the navigator).
     #[command(mut_arg("path", |a| a.help(READS_OUTPUT)), mut_arg("skills_dir", |a| a.help(READS_SKILLS)))]
+    #[command(
+        after_help = "Examples:\n  c2s ask --offline \"How do I rotate a key?\"\n  c2s ask \"How do I rotate a key?\" --out skills-out --trace trace.json"
+    )]
     Ask(AskArgs),
     /// Serve the compiled output's tools and skills to MCP clients over stdio.
     #[command(mut_arg("path", |a| a.help(READS_OUTPUT)), mut_arg("skills_dir", |a| a.help(READS_SKILLS)))]
+    #[command(
+        after_help = "Example:\n  c2s mcp --out skills-out           (the command an MCP client starts)"
+    )]
     Mcp(McpArgs),
     /// Measure the navigator against flat retrieval on a benchmark folder (corpus.jsonl + queries.jsonl).
+    #[command(
+        after_help = "Example:\n  c2s eval --data bench/wixqa-sample --methods navigator,bm25,dense"
+    )]
     Eval(EvalArgs),
     /// Upload the top-level skills to the Claude Skills API (only those that changed).
     #[command(mut_arg("path", |a| a.help(READS_OUTPUT)), mut_arg("skills_dir", |a| a.help(READS_SKILLS)))]
+    #[command(
+        after_help = "Examples:\n  c2s publish --dry-run              what would be sent (no key needed)\n  c2s publish --prune                also delete the skills the output no longer has"
+    )]
     Publish(PublishArgs),
     /// Zip each top-level skill for upload (claude.ai, Claude Code) and write a static discovery
     /// site (.well-known/agent-skills/index.json with each archive's sha256 digest).
     #[command(mut_arg("path", |a| a.help(READS_OUTPUT)), mut_arg("skills_dir", |a| a.help(READS_SKILLS)))]
+    #[command(
+        after_help = "Example:\n  c2s pack --dir site --base-url https://docs.example.com/skills"
+    )]
     Pack(PackArgs),
     /// Inspect or prune the memo.
     Cache {
         #[command(subcommand)]
         action: CacheAction,
     },
+    /// Write a starter c2s.toml for the docs repo in this folder (finds its site generator).
+    #[command(
+        after_help = "Examples:\n  c2s init                           in a docs repo's root: finds mkdocs.yml, book.toml, ...\n  c2s init --out docs-skills         name the output folder"
+    )]
+    Init(InitArgs),
+    /// Print a shell completion script to stdout.
+    #[command(
+        after_help = "Examples:\n  c2s completions bash > ~/.local/share/bash-completion/completions/c2s\n  c2s completions zsh > ~/.zfunc/_c2s\n  c2s completions fish > ~/.config/fish/completions/c2s.fish"
+    )]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The docs repo's folder (default: this folder).
+    pub dir: Option<PathBuf>,
+    /// The output folder the config names (default: c2s-out).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -249,8 +302,11 @@ const WROTE_SKILLS: &str = "The folder the build wrote the top-level skill folde
 const READS_SKILLS: &str =
     "Where the top-level skill folders are, when not in OUT/skills (default: output.skills_dir)";
 
+/// Why an `--out` is no output: it does not exist.
+pub const NO_SUCH_FOLDER: &str = "no such folder";
+
 /// Which corpus, config and output a command works on.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct TargetArgs {
     /// A folder or a single .jsonl/.json file to build without a config file.
     pub path: Option<PathBuf>,
@@ -348,7 +404,7 @@ impl TargetArgs {
         };
         let at = cwd.join(out);
         let why = if !at.exists() {
-            "no such folder"
+            NO_SUCH_FOLDER
         } else if !at.join(crate::format::LOCK_FILE).exists() {
             "it has no c2s.lock"
         } else {
@@ -366,6 +422,15 @@ impl TargetArgs {
             path: PathBuf::from("."),
             source,
         })?;
+        // A PATH that is a built output (it holds a c2s.lock) means that output, as `--out`
+        // does: `c2s ask --offline "q" skills-out` reads skills-out, never compiles it.
+        if let (Some(p), None) = (&self.path, &self.out)
+            && cwd.join(p).join(crate::format::LOCK_FILE).is_file()
+        {
+            let mut as_out = self.clone();
+            as_out.out = as_out.path.take();
+            return as_out.resolve();
+        }
         let from_lock = || {
             let out = cwd.join(self.out.as_ref()?);
             let lock = crate::pipeline::freshness::read_lock(&out).ok()??;

@@ -30,6 +30,13 @@ pub enum Error {
     Eval(#[from] crate::eval::EvalError),
     #[error(transparent)]
     Batched(#[from] crate::pipeline::batched::BatchedError),
+    #[error(
+        "{} already exists; `c2s init` changes no config: edit it, or remove it and run `c2s init` again",
+        path.display()
+    )]
+    ConfigExists { path: PathBuf },
+    #[error("{} is not a folder; `c2s init DIR` writes DIR/c2s.toml for the docs repo in DIR", path.display())]
+    NotAFolder { path: PathBuf },
 }
 
 impl Error {
@@ -44,7 +51,9 @@ impl Error {
             | Error::Io { .. }
             | Error::Json(_)
             | Error::Eval(_)
-            | Error::Batched(_) => super::EXIT_ERROR,
+            | Error::Batched(_)
+            | Error::ConfigExists { .. }
+            | Error::NotAFolder { .. } => super::EXIT_ERROR,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The command layer: one file per command (`build`, `check`, `clean`, `cache`, `eval`,
-//! `watch`, `serve` for `ask` and `mcp`, `publish`, `pack`), the CLI grammar (`cli`), dispatch and exit codes.
+//! `watch`, `serve` for `ask` and `mcp`, `publish`, `pack`, `init`), the CLI grammar (`cli`),
+//! dispatch and exit codes.
 
 pub mod build;
 pub mod cache;
@@ -8,6 +9,7 @@ pub mod clean;
 pub mod cli;
 pub mod error;
 pub mod eval;
+pub mod init;
 pub mod pack;
 pub mod publish;
 pub mod serve;
@@ -28,7 +30,9 @@ pub const EXIT_ERROR: u8 = 2;
 
 /// Runs one CLI invocation and returns the process exit code.
 pub fn run(cli: Cli) -> ExitCode {
-    let progress = Progress::new(cli.quiet).with_color(cli.color.forced());
+    let progress = Progress::new(cli.quiet)
+        .with_color(cli.color.forced())
+        .with_verbose(cli.verbose);
     let result = match &cli.command {
         Command::Build(args) => build::build_cmd(args, &progress),
         Command::Check(args) => check::check_cmd(args),
@@ -40,6 +44,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Eval(args) => eval::eval_cmd(args, &progress),
         Command::Publish(args) => publish::publish_cmd(args, &progress),
         Command::Pack(args) => pack::pack_cmd(args, &progress),
+        Command::Init(args) => init::init_cmd(args, &progress),
+        Command::Completions { shell } => completions(*shell),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -48,6 +54,14 @@ pub fn run(cli: Cli) -> ExitCode {
             ExitCode::from(exit_code(&e))
         }
     }
+}
+
+/// `c2s completions SHELL`: the completion script of the whole command line, on stdout.
+fn completions(shell: clap_complete::Shell) -> Result<u8, Error> {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    clap_complete::generate(shell, &mut cmd, "c2s", &mut std::io::stdout());
+    Ok(EXIT_OK)
 }
 
 pub(crate) fn memo_path(target: &TargetArgs) -> Result<std::path::PathBuf, Error> {

@@ -113,7 +113,7 @@ pub fn watch_cmd(args: &WatchArgs, progress: &Progress) -> Result<u8, Error> {
             Msg::Stop => break,
             Msg::Fs(Err(errors)) => {
                 for e in errors {
-                    eprintln!("warning: file watcher: {e}");
+                    progress.warning(&format!("file watcher: {e}"));
                 }
                 continue;
             }
@@ -142,12 +142,12 @@ pub fn watch_cmd(args: &WatchArgs, progress: &Progress) -> Result<u8, Error> {
                     watched = watch_list(&target);
                     for (p, mode) in &watched {
                         if let Err(e) = debouncer.watch(p, *mode) {
-                            eprintln!("warning: cannot watch {}: {e}", p.display());
+                            progress.warning(&format!("cannot watch {}: {e}", p.display()));
                         }
                     }
                 }
                 Err(e) => {
-                    eprintln!("error: {e}\n  (keeping the previous configuration)");
+                    progress.error(&format!("{e}\n  (keeping the previous configuration)"));
                     continue;
                 }
             }
@@ -158,13 +158,8 @@ pub fn watch_cmd(args: &WatchArgs, progress: &Progress) -> Result<u8, Error> {
         }) {
             continue;
         }
-        progress.status(
-            "Changed",
-            &relevant
-                .first()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default(),
-        );
+        let base = abs(&target.display_base);
+        progress.status("Changed", &changed_line(&relevant, &base));
         run_build(&target, progress, &mut graph);
     }
     progress.status("Stopped", "watching");
@@ -180,6 +175,28 @@ fn changes_content(kind: &EventKind) -> bool {
         EventKind::Modify(_) => true,
         EventKind::Access(_) | EventKind::Any | EventKind::Other => false,
     }
+}
+
+/// The files a burst of changes touched, each once, relative to the project root as a build
+/// names them: `docs/a.md, docs/b.md`, or the first three `and N more`.
+fn changed_line(paths: &[PathBuf], base: &Path) -> String {
+    let mut seen = std::collections::HashSet::new();
+    let shown: Vec<String> = paths
+        .iter()
+        .filter(|p| seen.insert(*p))
+        .map(|p| p.strip_prefix(base).unwrap_or(p).display().to_string())
+        .collect();
+    const SHOWN: usize = 3;
+    let mut line = shown
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if shown.len() > SHOWN {
+        line.push_str(&format!(" and {} more", shown.len() - SHOWN));
+    }
+    line
 }
 
 fn describe(list: &[(PathBuf, RecursiveMode)]) -> String {
@@ -212,5 +229,20 @@ mod tests {
         assert!(is_ignored(Path::new("/p/docs/4913"), out, cache));
         assert!(is_ignored(Path::new("/p/.out.c2s-tmp/x"), out, cache));
         assert!(!is_ignored(Path::new("/p/docs/a.md"), out, cache));
+    }
+
+    #[test]
+    fn a_burst_names_each_changed_file_once_relative_to_the_root() {
+        let base = Path::new("/p");
+        let paths: Vec<PathBuf> = ["/p/docs/a.md", "/p/docs/b.md", "/p/docs/a.md"]
+            .into_iter()
+            .map(PathBuf::from)
+            .collect();
+        assert_eq!(changed_line(&paths, base), "docs/a.md, docs/b.md");
+        let many: Vec<PathBuf> = (0..5)
+            .map(|i| PathBuf::from(format!("/p/{i}.md")))
+            .collect();
+        assert_eq!(changed_line(&many, base), "0.md, 1.md, 2.md and 2 more");
+        assert_eq!(changed_line(&[PathBuf::from("/q/x.md")], base), "/q/x.md");
     }
 }

@@ -36,7 +36,7 @@ pub type Key = [u8; 32];
 #[derive(Debug, thiserror::Error)]
 pub enum CacheError {
     #[error(
-        "cannot open the cache {path}: {source}\n  help: check the path (cache.dir in c2s.toml), or remove the file to start over (`c2s clean --cache`)"
+        "cannot open the cache {path}: {source}\n  help: check the path (cache.path in c2s.toml, or --set cache.path=FILE), or remove the file to start over (`c2s clean --cache`)"
     )]
     Open {
         path: PathBuf,

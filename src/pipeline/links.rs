@@ -8,10 +8,6 @@ use crate::ingest::include::Project;
 use crate::progress::Progress;
 use crate::stage::render::{Ctx, links};
 
-/// Broken links shown one by one on the terminal; the rest are counted in one line (all are in
-/// `--json`'s warning list).
-const SHOWN: usize = 10;
-
 /// Resolves the links of `ctx`'s documents into `ctx.links`.
 pub(crate) fn resolve(
     ctx: &mut Ctx,
@@ -36,14 +32,10 @@ pub(crate) fn resolve(
     };
     let mut found = Diagnostics::default();
     ctx.links = links::Links::resolve(&inputs, &mut found);
-    for w in found.warnings.iter().take(SHOWN) {
-        progress.warning(&w.to_string());
-    }
-    if found.warnings.len() > SHOWN {
-        progress.warning(&format!(
-            "{} more links point to no page or file of the corpus (`c2s build --json` lists them all)",
-            found.warnings.len() - SHOWN
-        ));
-    }
+    // Shown one by one up to a count; all of them are in `--json`'s warning list.
+    let texts: Vec<String> = found.warnings.iter().map(ToString::to_string).collect();
+    progress.warnings(&texts, |n| {
+        format!("{n} more links point to no page or file of the corpus")
+    });
     diags.warnings.extend(found.warnings);
 }

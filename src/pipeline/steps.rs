@@ -182,13 +182,22 @@ pub(crate) fn embed(
         max: cfg.embed.max_chunks,
     };
     let vectors = embed::embed_documents(docs, cards, cut, backends.embedder.as_ref(), exec)?;
+    let max = cfg.embed.max_chunks;
+    let first = diags.warnings.len();
     for &d in &vectors.truncated {
         let msg = format!(
-            "document `{}` is longer than embed.max_chunks = {} passages; the rest of its text is kept but not embedded (raise embed.max_chunks to embed all of it)",
-            docs[d].id, cfg.embed.max_chunks
+            "document `{}` is longer than embed.max_chunks = {max} passages; the rest of its text is kept but not embedded (raise embed.max_chunks to embed all of it)",
+            docs[d].id
         );
-        warn(diags, progress, docs[d].source.clone(), msg);
+        diags.warn(docs[d].source.clone(), None, msg);
     }
+    let texts: Vec<String> = diags.warnings[first..]
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    progress.warnings(&texts, |n| {
+        format!("{n} more documents are longer than embed.max_chunks = {max} passages")
+    });
     let (n, passages) = (docs.len(), vectors.chunks.rows);
     let model = backends.embedder.model_id();
     let line = format!("{n} documents, {passages} passages of long ones ({model})");

@@ -84,9 +84,11 @@ pub fn warm_up() {
     let _ = whole_text_rules();
 }
 
-/// The left context of the one rule that looks before its match: what a sentence starts with,
-/// or a space or bracket. [`may_flag`] drops it.
-const LEFT_CONTEXT: &str = r"(^|[\s\[<(#*])";
+/// The left context of the one rule that looks before its match (a fake `system note:`): the
+/// start of a sentence, a bracket or markup, punctuation, or an urgent word ("IMPORTANT SYSTEM
+/// NOTE:"); not a plain word, so that prose about "the system prompt: …" is no fake message.
+/// [`may_flag`] drops it.
+const LEFT_CONTEXT: &str = r"(^|[\[<(#*|>]\s*|[^\w\s]\s+|\b(important|urgent|new|hidden|secret|priority|critical|official|internal)\s+)";
 
 /// The rules without their left context, as one set over a whole text: a sentence of the text
 /// that breaks a rule matches it, so a text it does not match has nothing to flag. (Sentences

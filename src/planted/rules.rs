@@ -22,7 +22,7 @@ pub(super) const RULES: &[(&str, &str)] = &[
     ),
     (
         "addresses an AI model",
-        r"\bas an? (ai|artificial intelligence|language model|llm|ai assistant|ai model)\b",
+        r"\bas an? (ai|artificial intelligence|language model|llm|ai assistant|ai model)( (model|assistant|language model|system))?(\s*[,:;.!?]|\s+(you|i|it)\b)",
     ),
     (
         "asks for text in every output",
@@ -34,7 +34,7 @@ pub(super) const RULES: &[(&str, &str)] = &[
     ),
     (
         "fakes a system message",
-        r"(^|[\s\[<(#*])(system|developer)\s*(prompt|override|instructions?|note)\s*[:\]>)]",
+        r"(^|[\[<(#*|>]\s*|[^\w\s]\s+|\b(important|urgent|new|hidden|secret|priority|critical|official|internal)\s+)(system|developer)\s*(prompt|override|instructions?|note)\s*[:\]>)]",
     ),
     (
         "fakes a system message",

@@ -45,7 +45,35 @@ pub enum PublishError {
         source: std::io::Error,
     },
     #[error(
-        "{out} differs from what the last build wrote ({what}); nothing was sent\n  help: run `c2s build` (or `c2s check` to see why) and publish again"
+        "{out} differs from what the last build wrote ({what}); nothing was {}\n  help: run `c2s build` (or `c2s check` to see why) and {} again",
+        command.done(), command.name()
     )]
-    Stale { out: PathBuf, what: String },
+    Stale {
+        out: PathBuf,
+        what: String,
+        command: Reader,
+    },
+}
+
+/// The command that reads the output's skill folders, as its errors name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reader {
+    Publish,
+    Pack,
+}
+
+impl Reader {
+    fn name(self) -> &'static str {
+        match self {
+            Reader::Publish => "publish",
+            Reader::Pack => "pack",
+        }
+    }
+
+    fn done(self) -> &'static str {
+        match self {
+            Reader::Publish => "sent",
+            Reader::Pack => "packed",
+        }
+    }
 }

@@ -5,7 +5,7 @@
 //! `c2s pack` (in `pack`) writes upload zips and a static discovery site instead.
 
 mod error;
-pub use error::PublishError;
+pub use error::{PublishError, Reader};
 pub mod api;
 pub mod pack;
 pub mod state;
@@ -112,7 +112,12 @@ pub fn plan(layout: &Layout, lock: &Lock, manifest: &Manifest, prune: bool) -> V
 }
 
 /// Reads a folder's files for upload, each checked against the lock.
-fn read_folder(layout: &Layout, lock: &Lock, name: &str) -> Result<Vec<UploadFile>, PublishError> {
+fn read_folder(
+    layout: &Layout,
+    lock: &Lock,
+    name: &str,
+    command: Reader,
+) -> Result<Vec<UploadFile>, PublishError> {
     let prefix = format!("{}/{name}/", crate::format::SKILLS);
     let mut files = Vec::new();
     for (path, hash) in lock.outputs.range(prefix.clone()..) {
@@ -123,11 +128,13 @@ fn read_folder(layout: &Layout, lock: &Lock, name: &str) -> Result<Vec<UploadFil
         let bytes = std::fs::read(&disk).map_err(|e| PublishError::Stale {
             out: layout.out.clone(),
             what: format!("cannot read {}: {e}", disk.display()),
+            command,
         })?;
         if file_hash(&bytes) != *hash {
             return Err(PublishError::Stale {
                 out: layout.out.clone(),
                 what: format!("{path} was edited"),
+                command,
             });
         }
         files.push((format!("{name}/{rest}"), bytes));
@@ -256,19 +263,19 @@ fn execute(
         let adopt = remote.iter().find(|r| r.display_title == title);
         let (id, version) = match (&s.action, adopt) {
             (Action::Create, None) => {
-                let files = read_folder(layout, lock, &s.folder)?;
+                let files = read_folder(layout, lock, &s.folder, Reader::Publish)?;
                 let (id, version) = api.create(&title, &files)?;
                 progress.status("Created", &format!("{} ({id})", s.folder));
                 (id, version)
             }
             (Action::Create, Some(r)) => {
-                let files = read_folder(layout, lock, &s.folder)?;
+                let files = read_folder(layout, lock, &s.folder, Reader::Publish)?;
                 let version = api.new_version(&r.id, &files)?;
                 progress.status("Adopted", &format!("{} ({}), new version", s.folder, r.id));
                 (r.id.clone(), version)
             }
             (Action::Version { id }, _) => {
-                let files = read_folder(layout, lock, &s.folder)?;
+                let files = read_folder(layout, lock, &s.folder, Reader::Publish)?;
                 let version = api.new_version(id, &files)?;
                 progress.status("Versioned", &format!("{} ({id})", s.folder));
                 (id.clone(), version)

@@ -87,7 +87,7 @@ fn pack_skill(
     site: &Path,
     upload: &Path,
 ) -> Result<Packed, PublishError> {
-    let mut files = super::read_folder(layout, lock, name)?;
+    let mut files = super::read_folder(layout, lock, name, super::Reader::Pack)?;
     let skill_md = format!("{name}/SKILL.md");
     // SKILL.md first, so a reader of the archive's start (or a range request) meets it first.
     files.sort_by_key(|(path, _)| *path != skill_md);

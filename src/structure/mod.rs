@@ -7,6 +7,7 @@ mod js;
 pub mod nav;
 pub mod navitems;
 pub mod sidebar;
+pub mod site;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

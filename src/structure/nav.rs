@@ -116,7 +116,7 @@ pub fn is_book_summary(file: &Path) -> bool {
 }
 
 /// The `src` folder of a book (`[book] src`, default `src`).
-fn book_src(book: &Path) -> Result<PathBuf, (PathBuf, String)> {
+pub(super) fn book_src(book: &Path) -> Result<PathBuf, (PathBuf, String)> {
     let text = std::fs::read_to_string(book).map_err(|e| (book.to_path_buf(), e.to_string()))?;
     let value: toml::Value = toml::from_str(&text).map_err(|e| {
         (

@@ -531,11 +531,7 @@ fn bench_a_synthetic_corpus_through_the_batch_api() {
 
 #[test]
 fn the_readme_batch_config_builds_with_repartition_interactive() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let section = &readme[readme.find("### Batch inference").unwrap()..];
-    let start = section.find("```toml\n").unwrap() + 8;
-    let block = &section[start..start + section[start..].find("```").unwrap()];
+    let block = crate::common::doc_block("batch.md", "# Batch inference", "toml");
     let server = BatchServer::start();
     let cfg = block
         .replace(

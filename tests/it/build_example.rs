@@ -2,7 +2,7 @@
 
 use std::time::SystemTime;
 
-use crate::common::{build_example, c2s, files, insta_settings, ok, repo};
+use crate::common::{build_example, c2s, example, files, insta_settings, ok};
 
 /// The state file with each vector shown by its size (base64 of floats reads as noise).
 fn elide_vectors(text: &str) -> String {
@@ -57,11 +57,11 @@ fn two_builds_are_byte_identical() {
     let ca = format!("cache.path={}", tmp.path().join("ca.sqlite").display());
     let cb = format!("cache.path={}", tmp.path().join("cb.sqlite").display());
     ok(
-        &repo(),
+        &example(),
         &["build", "-q", "--out", a.to_str().unwrap(), "--set", &ca],
     );
     ok(
-        &repo(),
+        &example(),
         &["build", "-q", "--out", b.to_str().unwrap(), "--set", &cb],
     );
     assert_eq!(files(&a), files(&b));
@@ -98,7 +98,7 @@ fn rebuild_without_changes_touches_nothing_and_json_reports() {
         "--set",
         &cache,
     ];
-    let first: serde_json::Value = serde_json::from_str(&ok(&repo(), &args)).unwrap();
+    let first: serde_json::Value = serde_json::from_str(&ok(&example(), &args)).unwrap();
     for key in [
         "documents",
         "levels",
@@ -116,7 +116,7 @@ fn rebuild_without_changes_touches_nothing_and_json_reports() {
     assert_eq!(first["stages"]["card"]["reused"], 0);
     let before = mtimes(&out);
     std::thread::sleep(std::time::Duration::from_millis(20));
-    let second: serde_json::Value = serde_json::from_str(&ok(&repo(), &args)).unwrap();
+    let second: serde_json::Value = serde_json::from_str(&ok(&example(), &args)).unwrap();
     assert_eq!(second["files"]["written"], 0);
     assert_eq!(second["tree"]["kind"], "up_to_date");
     assert_eq!(second["stages"], serde_json::json!({}));
@@ -129,14 +129,14 @@ fn progress_lines_and_quiet() {
     let out = tmp.path().join("out");
     let cache = format!("cache.path={}", tmp.path().join("memo.sqlite").display());
     let o = c2s(
-        &repo(),
+        &example(),
         &["build", "--out", out.to_str().unwrap(), "--set", &cache],
     );
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("Ingested 29 documents"), "{err}");
     assert!(err.contains("Finished"), "{err}");
     let q = c2s(
-        &repo(),
+        &example(),
         &[
             "build",
             "-q",

@@ -8,6 +8,12 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The Acme example's folder, `examples/`: its `c2s.toml` builds `docs/` (the repository's own
+/// `c2s.toml` builds the guide).
+pub fn example() -> PathBuf {
+    repo().join("examples")
+}
+
 /// The shared benchmark sets (`../shared/data`, or `C2S_DATA_DIR`).
 pub fn data_dir() -> PathBuf {
     std::env::var_os("C2S_DATA_DIR")
@@ -50,7 +56,7 @@ pub fn build_example_with(tmp: &Path, sets: &[&str]) -> (PathBuf, String) {
     (out, cache)
 }
 
-/// `c2s build ARGS --out tmp/out` from the repo's root, with a memo of its own in `tmp` and
+/// `c2s build ARGS --out tmp/out` in `examples/` (so its `c2s.toml`), with a memo of its own in `tmp` and
 /// more `--set`s; it must succeed. Returns the output folder and stderr.
 pub fn build_in(tmp: &Path, args: &[&str], sets: &[&str]) -> (PathBuf, String) {
     let out = tmp.join("out");
@@ -61,20 +67,27 @@ pub fn build_in(tmp: &Path, args: &[&str], sets: &[&str]) -> (PathBuf, String) {
     for s in sets {
         all.extend(["--set", s]);
     }
-    let o = c2s(&repo(), &all);
+    let o = c2s(&example(), &all);
     assert!(o.status.success(), "c2s {all:?} failed: {}", stderr(&o));
     (out, stderr(&o))
 }
 
-/// The first fenced block of `lang` in README.md after the text `after`.
-pub fn readme_block(after: &str, lang: &str) -> String {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let from = readme
+/// The first fenced block of `lang` after the text `after` in `page`: `README.md`, or a page of
+/// the guide by its file name (`incremental.md` is `docs/src/incremental.md`).
+pub fn doc_block(page: &str, after: &str, lang: &str) -> String {
+    let path = if page == "README.md" {
+        repo().join(page)
+    } else {
+        repo().join("docs/src").join(page)
+    };
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let from = text
         .find(after)
-        .unwrap_or_else(|| panic!("README lacks {after:?}"));
+        .unwrap_or_else(|| panic!("{page} lacks {after:?}"));
     let fence = format!("```{lang}\n");
-    let start = from + readme[from..].find(&fence).expect("a fenced block follows") + fence.len();
-    readme[start..start + readme[start..].find("```").unwrap()].to_string()
+    let start = from + text[from..].find(&fence).expect("a fenced block follows") + fence.len();
+    text[start..start + text[start..].find("```").unwrap()].to_string()
 }
 
 /// Snapshot settings: snapshots live in the repo's `snapshots/`.
@@ -423,4 +436,28 @@ pub fn first_document(docs: &serde_json::Value) -> (String, String) {
         .map(|(k, v)| (k.clone(), v["title"].as_str().unwrap().to_string()))
         .next()
         .unwrap()
+}
+
+/// Runs one line of the docs with bash in `dir`, the test's `c2s` first on PATH.
+pub fn sh(dir: &Path, line: &str) -> Output {
+    let bin = Path::new(env!("CARGO_BIN_EXE_c2s")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = Command::new("bash")
+        .args(["-euo", "pipefail", "-c", line])
+        .current_dir(dir)
+        .env("PATH", path)
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "`{line}` failed:\n{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
 }

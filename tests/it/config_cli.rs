@@ -1,6 +1,6 @@
 //! Config and command-line behaviour: errors name the problem and exit 2; overrides; safety of the output.
 
-use crate::common::{c2s, ok, read_tree, repo, stderr, synth_corpus};
+use crate::common::{c2s, example, ok, read_tree, stderr, synth_corpus};
 
 #[test]
 fn unknown_config_key_is_named() {
@@ -40,7 +40,7 @@ fn set_overrides_a_knob() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
     let j: serde_json::Value = serde_json::from_str(&ok(
-        &repo(),
+        &example(),
         &[
             "build",
             "-q",
@@ -58,7 +58,7 @@ fn set_overrides_a_knob() {
     .unwrap();
     assert!(j["skills"].as_u64().unwrap() <= 2, "{j}");
     let bad = c2s(
-        &repo(),
+        &example(),
         &["build", "--set", "nope=1", "--out", out.to_str().unwrap()],
     );
     assert_eq!(bad.status.code(), Some(2));
@@ -68,7 +68,7 @@ fn set_overrides_a_knob() {
         stderr(&bad)
     );
     let bad = c2s(
-        &repo(),
+        &example(),
         &["build", "--set", "tree.p=1", "--out", out.to_str().unwrap()],
     );
     assert_eq!(bad.status.code(), Some(2));
@@ -153,10 +153,8 @@ fn single_jsonl_file_and_clean() {
 }
 
 #[test]
-fn the_readme_config_reference_is_a_valid_config() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let start = readme.find("```toml\n").expect("README has a toml block") + 8;
-    let block = &readme[start..start + readme[start..].find("```").unwrap()];
+fn the_guide_config_reference_is_a_valid_config() {
+    let block = crate::common::doc_block("configuration.md", "# Configuration", "toml");
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("c2s.toml"), block).unwrap();
     synth_corpus(&tmp.path().join("docs"), 25, 3, 4);

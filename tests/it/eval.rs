@@ -1,14 +1,14 @@
 //! `c2s ask --offline` finds a reachable gold document; `c2s eval` runs every method, reports the
 //! metrics table and per-query JSON, and is deterministic.
 
-use crate::common::{build_example, c2s, ok, repo, stderr};
+use crate::common::{build_example, c2s, example, ok, repo, stderr};
 
 #[test]
 fn offline_navigator_finds_the_reachable_document() {
     let tmp = tempfile::tempdir().unwrap();
     let (out, cache) = build_example(tmp.path());
     let j: serde_json::Value = serde_json::from_str(&ok(
-        &repo(),
+        &example(),
         &[
             "ask",
             "--offline",

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::common::{append, c2s, commit_and_clone, copy_dir, files, readme_block, repo, stderr};
+use crate::common::{append, c2s, commit_and_clone, copy_dir, doc_block, files, repo, stderr};
 use crate::llm_server::Server;
 
 const FORGED_CARD: &str =
@@ -177,7 +177,11 @@ fn a_forged_state_with_a_consistent_lock_is_caught_offline() {
     let tmp = tempfile::tempdir().unwrap();
     let b = built_and_cloned(tmp.path(), "");
     // The command README.md gives for pull requests.
-    let block = readme_block("On pull requests, vet the committed build state", "sh");
+    let block = doc_block(
+        "incremental.md",
+        "On pull requests, vet the committed build state",
+        "sh",
+    );
     let args: Vec<&str> = block.split_whitespace().collect();
     assert_eq!(args[..2], ["c2s", "check"], "{block}");
     let o = c2s(&b, &args[1..]);

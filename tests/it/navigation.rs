@@ -258,7 +258,7 @@ fn the_printed_model_config_works_when_pasted() {
     std::os::unix::fs::symlink(repo().join("models"), beside.path().join("models")).unwrap();
     crate::common::synth_corpus(&beside.path().join("docs"), 8, 2, 1);
     // The config README.md shows for this case.
-    let readme = crate::common::readme_block("## Neural embeddings", "toml");
+    let readme = crate::common::doc_block("embeddings.md", "# Neural embeddings", "toml");
     assert_eq!(readme, "[embed]\nbackend = \"onnx\"\n");
     std::fs::write(beside.path().join("c2s.toml"), readme).unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_c2s"))

@@ -236,16 +236,23 @@ fn an_edited_output_is_not_packed() {
     let err = stderr(&o);
     assert!(err.contains("SKILL.md was edited"), "{err}");
     assert!(err.contains("c2s build"), "{err}");
+    // Pack's own words, not publish's.
+    assert!(
+        err.contains("nothing was packed") && err.contains("pack again"),
+        "{err}"
+    );
+    assert!(!err.contains("sent") && !err.contains("publish"), "{err}");
 }
 
-/// The commands README.md's `c2s pack` section shows, run in a docs repo with a `c2s.toml`.
+/// The commands the guide's `c2s pack` section shows, run in a docs repo with a `c2s.toml`.
 #[test]
 fn the_readme_pack_commands_run() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     synth_corpus(&d.join("docs"), 30, 3, 4);
     std::fs::write(d.join("c2s.toml"), "[corpus]\npaths = [\"docs\"]\n").unwrap();
-    let block = crate::common::readme_block("### Upload zips and a discovery site", "sh");
+    let block =
+        crate::common::doc_block("publishing.md", "## Upload zips and a discovery site", "sh");
     let mut ran = 0;
     for line in block.lines().filter(|l| !l.trim().is_empty()) {
         let args: Vec<&str> = line.split_whitespace().collect();

@@ -60,8 +60,8 @@ pub fn add_planted_pages(docs: &Path) {
     }
 }
 
-/// The example corpus plus the planted pages in `dir/docs`, with the repository's config pointed
-/// at them; returns the output folder.
+/// The example corpus plus the planted pages in `dir/docs`, with the example's config; returns
+/// the output folder.
 fn planted_corpus(dir: &Path) -> PathBuf {
     let copy = Command::new("cp")
         .arg("-r")
@@ -71,10 +71,7 @@ fn planted_corpus(dir: &Path) -> PathBuf {
         .unwrap();
     assert!(copy.success());
     add_planted_pages(&dir.join("docs"));
-    let config = std::fs::read_to_string(repo().join("c2s.toml"))
-        .unwrap()
-        .replace("examples/docs", "docs")
-        .replace("examples/out", "out");
+    let config = std::fs::read_to_string(repo().join("examples/c2s.toml")).unwrap();
     std::fs::write(dir.join("c2s.toml"), config).unwrap();
     dir.join("out")
 }

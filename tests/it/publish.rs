@@ -68,7 +68,8 @@ fn publish_creates_then_sends_only_what_changed() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     synth_corpus(&dir.join("docs"), 60, 5, 8);
-    let publish_cfg = crate::common::readme_block("### The Skills API (`c2s publish`)", "toml");
+    let publish_cfg =
+        crate::common::doc_block("publishing.md", "## The Skills API (`c2s publish`)", "toml");
     std::fs::write(
         dir.join("c2s.toml"),
         format!("[corpus]\npaths = [\"docs\"]\n[tree]\nK = 4\np = 5\n{publish_cfg}"),
@@ -359,7 +360,7 @@ fn the_pre_commit_hook_passes_fresh_output_and_fails_stale() {
     // A docs repository that commits its compiled skills, with the config README.md shows.
     let docs = tmp.path().join("docs-repo");
     synth_corpus(&docs.join("docs"), 20, 3, 2);
-    let config = crate::common::readme_block("#### From this repository", "yaml")
+    let config = crate::common::doc_block("incremental.md", "### From this repository", "yaml")
         .replace("https://github.com/OWNER/c2s", hooks.to_str().unwrap())
         .replace("REV", &rev);
     std::fs::write(docs.join(".pre-commit-config.yaml"), config).unwrap();
@@ -391,7 +392,7 @@ fn the_pre_commit_hook_passes_fresh_output_and_fails_stale() {
     assert!(o.status.success(), "{out}");
     assert!(out.contains("Passed"), "{out}");
     // The local form of the hook, also from README.md.
-    let local = crate::common::readme_block("#### Local", "yaml");
+    let local = crate::common::doc_block("incremental.md", "### Local", "yaml");
     std::fs::write(docs.join(".pre-commit-config.yaml"), local).unwrap();
     let o = run(&docs);
     let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
@@ -420,7 +421,7 @@ fn the_ci_job_fails_a_fresh_clone_with_stale_output() {
     git(&src, &["init", "-q"]);
     git(&src, &["add", "."]);
     git(&src, &["commit", "-q", "-m", "docs"]);
-    let job = crate::common::readme_block("### In CI", "sh");
+    let job = crate::common::doc_block("incremental.md", "## In CI", "sh");
     let check_line = job
         .lines()
         .find(|l| l.trim_start().starts_with("c2s check"))

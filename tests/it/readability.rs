@@ -65,7 +65,7 @@ fn each_metric_counts_what_it_says() {
 fn the_report_runs_on_a_build_of_the_example() {
     let tmp = tempfile::tempdir().unwrap();
     let (out, _) = build_example(tmp.path());
-    let block = crate::common::readme_block("**Readability.**", "sh");
+    let block = crate::common::doc_block("evaluation.md", "**Readability.**", "sh");
     let line = block
         .lines()
         .find(|l| l.starts_with("scripts/readability.py"))

@@ -5,10 +5,10 @@
 //! only with its sources. Then the example with the 20 planted pages of `planted.rs` mixed in:
 //! every planted page is warned about, and none of its planted text reaches a navigation file.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::Command;
 
-use crate::common::{readme_block, repo, skip};
+use crate::common::{doc_block, repo, sh, skip};
 
 const MODEL: &str = "models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf";
 
@@ -35,30 +35,6 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// Runs one README line with bash in `dir`, the test's `c2s` first on PATH.
-fn sh(dir: &Path, line: &str) -> Output {
-    let bin = Path::new(env!("CARGO_BIN_EXE_c2s")).parent().unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let o = Command::new("bash")
-        .args(["-euo", "pipefail", "-c", line])
-        .current_dir(dir)
-        .env("PATH", path)
-        .env_remove("RUST_LOG")
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "`{line}` failed:\n{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
-
 /// The block's commands, one per line, comments dropped, the port replaced.
 fn commands(block: &str, port: u16) -> Vec<String> {
     block
@@ -78,11 +54,10 @@ fn a_real_local_model_builds_the_example_and_answers() {
         );
         return;
     }
-    // A copy of this repository's example: its c2s.toml, its corpus, and the scripts, models
-    // and tools the README's commands use.
+    // A copy of this repository's example (its c2s.toml and its corpus), and the scripts,
+    // models and tools the guide's commands use.
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    std::fs::copy(root.join("c2s.toml"), dir.join("c2s.toml")).unwrap();
     let copy = Command::new("cp")
         .args([
             "-r",
@@ -93,11 +68,15 @@ fn a_real_local_model_builds_the_example_and_answers() {
         .unwrap();
     assert!(copy.success());
     let _ = std::fs::remove_dir_all(dir.join("examples/out"));
+    let _ = std::fs::remove_dir_all(dir.join("examples/cache"));
     for link in ["scripts", "models", "tools"] {
         std::os::unix::fs::symlink(root.join(link), dir.join(link)).unwrap();
     }
     let port = free_port();
-    let setup = commands(&readme_block("### Build with a local model", "sh"), port);
+    let setup = commands(
+        &doc_block("backends.md", "## Build with a local model", "sh"),
+        port,
+    );
     assert_eq!(setup.len(), 2, "{setup:?}");
     sh(dir, &setup[0]);
     let _served = Served {
@@ -105,17 +84,21 @@ fn a_real_local_model_builds_the_example_and_answers() {
         port,
     };
     sh(dir, &setup[1]);
-    let toml = readme_block("(in place of its `[llm]` section, if it has one):", "toml")
-        .replace("8080", &port.to_string());
-    let config = std::fs::read_to_string(dir.join("c2s.toml")).unwrap();
+    let toml = doc_block(
+        "backends.md",
+        "(in place of its `[llm]` section, if it has one):",
+        "toml",
+    )
+    .replace("8080", &port.to_string());
+    let config = std::fs::read_to_string(dir.join("examples/c2s.toml")).unwrap();
     let own_llm = "[llm]\nbackend = \"extractive\"\n";
     assert!(
         config.contains(own_llm),
-        "the repository's c2s.toml changed: {config}"
+        "the example's c2s.toml changed: {config}"
     );
     let config = config.replace(own_llm, "") + &toml;
-    std::fs::write(dir.join("c2s.toml"), config).unwrap();
-    let run = commands(&readme_block("and build and ask:", "sh"), port);
+    std::fs::write(dir.join("examples/c2s.toml"), config).unwrap();
+    let run = commands(&doc_block("backends.md", "and build and ask:", "sh"), port);
     assert_eq!(run.len(), 4, "{run:?}");
 
     // The build: every LLM stage says how its answers parsed.
@@ -184,11 +167,11 @@ fn a_real_local_model_builds_the_example_and_answers() {
     // The example with the 37 planted pages of `planted.rs` mixed in, built by the same model
     // into another output (the example's cards come from the memo): every planted page is
     // warned about, and none of its planted text reaches navigation.
-    std::fs::create_dir_all(dir.join("more")).unwrap();
-    crate::planted::add_planted_pages(&dir.join("more"));
+    std::fs::create_dir_all(dir.join("examples/more")).unwrap();
+    crate::planted::add_planted_pages(&dir.join("examples/more"));
     let built = sh(
         dir,
-        "c2s build --out planted-out --set 'corpus.paths=[\"examples/docs\", \"more\"]'",
+        "c2s build --config examples/c2s.toml --out planted-out --set 'corpus.paths=[\"docs\", \"more\"]'",
     );
     let stderr = String::from_utf8_lossy(&built.stderr);
     eprintln!("{stderr}");

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use c2s::serve::tools::Tools;
 use serde_json::{Value, json};
 
-use crate::common::{build_example, c2s, files, repo, skip, stderr};
+use crate::common::{build_example, c2s, example, files, repo, skip, stderr};
 use crate::llm_server::Server;
 
 pub(crate) fn first_skill(out: &Path) -> String {
@@ -417,7 +417,7 @@ pub fn rpc(stdin: &mut impl Write, stdout: &mut impl BufRead, msg: Value) -> Val
 fn mcp_server_handshake_lists_and_calls_tools() {
     let tmp = tempfile::tempdir().unwrap();
     let (out, _) = build_example(tmp.path());
-    let (mut child, mut stdin, mut stdout) = spawn_mcp(out.to_str().unwrap(), &repo());
+    let (mut child, mut stdin, mut stdout) = spawn_mcp(out.to_str().unwrap(), &example());
     let init = mcp_handshake(&mut stdin, &mut stdout, "2025-06-18");
     assert_eq!(init["protocolVersion"], "2025-06-18");
     assert_eq!(init["serverInfo"]["name"], "c2s");
@@ -518,7 +518,7 @@ fn mcp_server_handshake_lists_and_calls_tools() {
 fn mcp_server_answers_before_the_handshake_and_negotiates_the_version() {
     let tmp = tempfile::tempdir().unwrap();
     let (out, _) = build_example(tmp.path());
-    let (mut child, mut stdin, mut stdout) = spawn_mcp(out.to_str().unwrap(), &repo());
+    let (mut child, mut stdin, mut stdout) = spawn_mcp(out.to_str().unwrap(), &example());
     let early = rpc(
         &mut stdin,
         &mut stdout,
@@ -553,7 +553,7 @@ fn mcp_server_answers_before_the_handshake_and_negotiates_the_version() {
 fn mcp_serves_a_stateless_client_without_the_handshake() {
     let tmp = tempfile::tempdir().unwrap();
     let (out, _) = build_example(tmp.path());
-    let (mut child, mut stdin, mut stdout) = spawn_mcp(out.to_str().unwrap(), &repo());
+    let (mut child, mut stdin, mut stdout) = spawn_mcp(out.to_str().unwrap(), &example());
     let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                       "io.modelcontextprotocol/clientCapabilities": {}});
     let found = rpc(

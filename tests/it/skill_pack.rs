@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::build_example::tree_snapshot;
 use crate::common::{
-    build_example, c2s, copy_dir, files, insta_settings, is_nav, ok, read_tree, readme_block, repo,
+    build_example, c2s, copy_dir, doc_block, files, insta_settings, is_nav, ok, read_tree, repo,
     skip, stderr,
 };
 use crate::llm_server::Server;
@@ -54,7 +54,7 @@ fn small_fixture_whole_output_tree() {
 }
 
 /// The reference validator, when installed (`scripts/fetch-skills-ref.sh`).
-fn skills_ref() -> Option<PathBuf> {
+pub(crate) fn skills_ref() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("C2S_SKILLS_REF") {
         return Some(PathBuf::from(p));
     }
@@ -63,7 +63,7 @@ fn skills_ref() -> Option<PathBuf> {
     (node && local.is_file()).then_some(local)
 }
 
-fn validate_all(validator: &Path, out: &Path) -> usize {
+pub(crate) fn validate_all(validator: &Path, out: &Path) -> usize {
     let mut n = 0;
     for e in std::fs::read_dir(out.join("skills")).unwrap() {
         let dir = e.unwrap().path();
@@ -378,7 +378,7 @@ fn ask_offline_ask_and_mcp_run_from_a_copy_of_the_output_alone() {
             oa_text("Cancel under Billing → Plan [faq-cancel]."),
         ],
     );
-    let line = readme_block("the\nsame settings come from `--set`:", "sh");
+    let line = doc_block("serving.md", "the\nsame settings come from `--set`:", "sh");
     let line = line
         .trim()
         .replace("http://127.0.0.1:8080", &server.url)
@@ -392,7 +392,7 @@ fn ask_offline_ask_and_mcp_run_from_a_copy_of_the_output_alone() {
     assert!(stdout.contains("sources:\n  `faq-cancel` "), "{stdout}");
     // MCP.
     // Started as README.md's client config says.
-    let client: Value = serde_json::from_str(&readme_block("### MCP", "json"))
+    let client: Value = serde_json::from_str(&doc_block("serving.md", "## MCP", "json"))
         .expect("the README's config is JSON");
     let server_cfg = &client["mcpServers"]["docs"];
     assert_eq!(server_cfg["command"], "c2s");
@@ -454,7 +454,7 @@ fn skills_dir_installs_beside_other_skills_and_refuses_a_clash() {
     std::fs::write(neighbour.join("SKILL.md"), "---\nname: my-own-skill\n---\n").unwrap();
     copy_dir(&repo().join("tests/fixtures/small"), &repo_dir.join("docs"));
     // The config README.md shows.
-    let config = readme_block("### Claude Code", "toml");
+    let config = doc_block("publishing.md", "## Claude Code", "toml");
     assert!(
         config.contains("skills_dir = \".claude/skills\""),
         "{config}"

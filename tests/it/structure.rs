@@ -356,7 +356,8 @@ fn real_dialect_pages_lose_their_markers() {
 #[test]
 fn the_readme_docs_report_command_runs() {
     let Some(_) = docs_repo("uv") else { return };
-    let block = crate::common::readme_block("measures all of it on any docs repo", "sh");
+    let block =
+        crate::common::doc_block("docs-repos.md", "measures all of it on any docs repo", "sh");
     let line = block
         .lines()
         .find(|l| l.contains("docs-report.py"))

@@ -6,7 +6,7 @@ mod swap;
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::db::statindex::OnDisk;
 use crate::error::BuildError;
@@ -50,6 +50,29 @@ pub struct Known<'a> {
 /// the OS if the process dies).
 pub struct BuildLock {
     _file: fs::File,
+    /// The cache folder, when this build created it: a build that fails before it has a memo
+    /// leaves no folder behind (see `Drop`).
+    created: Option<PathBuf>,
+}
+
+impl Drop for BuildLock {
+    /// Removes the cache folder this build created when it still holds nothing but its
+    /// `.gitignore` and build locks: the build failed before it computed anything (an empty
+    /// corpus, an unwritable output), and a failed build leaves no new files. A folder with a
+    /// memo in it is never touched.
+    fn drop(&mut self) {
+        let Some(dir) = &self.created else { return };
+        let Ok(entries) = fs::read_dir(dir) else {
+            return;
+        };
+        let only_ours = entries.flatten().all(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name == ".gitignore" || (name.starts_with("build-") && name.ends_with(".lock"))
+        });
+        if only_ours {
+            let _ = fs::remove_dir_all(dir);
+        }
+    }
 }
 
 impl BuildLock {
@@ -58,7 +81,9 @@ impl BuildLock {
     /// this waits.
     pub fn acquire(path: &Path, on_wait: impl FnOnce(&Path)) -> Result<BuildLock, BuildError> {
         let dir = path.parent().unwrap_or(Path::new("."));
-        crate::db::cache::prepare_dir(dir).map_err(|e| BuildError::io("cannot create", dir, e))?;
+        let created = (!dir.as_os_str().is_empty() && !dir.exists()).then(|| dir.to_path_buf());
+        crate::db::cache::prepare_dir(dir)
+            .map_err(|e| BuildError::io("cannot create the cache folder", dir, e))?;
         let file = fs::OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -74,7 +99,10 @@ impl BuildLock {
             }
             Err(fs::TryLockError::Error(e)) => return Err(BuildError::io("cannot lock", path, e)),
         }
-        Ok(BuildLock { _file: file })
+        Ok(BuildLock {
+            _file: file,
+            created,
+        })
     }
 }
 
