@@ -1,31 +1,14 @@
-//! `c2s build`: the build (batched or not), its summary lines, and the dry run's estimate.
+//! `c2s build`: the build (batched or not) and its summary lines (the dry run: `dry_run`).
 
 use std::collections::BTreeMap;
-
-use serde::Serialize;
 
 use crate::cmd::Error;
 use crate::cmd::cli::BuildArgs;
 use crate::cmd::{EXIT_ERROR, EXIT_OK};
-use crate::db::exec::Miss;
 use crate::pipeline::build::build;
 use crate::pipeline::options::BuildOptions;
 use crate::pipeline::report::{BuildReport, TreeMode};
 use crate::progress::Progress;
-
-use crate::config::LLM_STAGES;
-/// Rough output tokens per LLM call, by stage, for estimates.
-fn output_tokens(stage: &str) -> usize {
-    match stage {
-        "card" => 80,
-        "summary" => 160,
-        "label" => 10,
-        "repartition" => 40,
-        _ => 60,
-    }
-}
-/// Instruction tokens around each call's input, for estimates.
-const PROMPT_OVERHEAD_TOKENS: usize = 250;
 
 pub fn build_cmd(args: &BuildArgs, progress: &Progress) -> Result<u8, Error> {
     let mut target = args.target.resolve()?;
@@ -44,30 +27,16 @@ pub fn build_cmd(args: &BuildArgs, progress: &Progress) -> Result<u8, Error> {
     let opts = BuildOptions {
         full: args.full,
         dry_run: args.dry_run,
+        retry_rejected: args.retry_rejected,
         ..BuildOptions::new(target.loaded, target.out_dir, target.display_base)
     };
     if !args.dry_run && batched(args, &opts) {
         return batched_build_cmd(args, &opts, progress);
     }
-    let report = build(&opts, progress)?;
     if args.dry_run {
-        let estimate = Estimate::of(
-            report.dry_run.as_deref().unwrap_or_default(),
-            &opts.loaded.config,
-        );
-        if args.json {
-            println!(
-                "{}",
-                serde_json::to_string(&DryRunJson {
-                    report: &report,
-                    estimate: &estimate
-                })?
-            );
-        } else {
-            print!("{}", render_dry_run(&report, &estimate, args.explain));
-        }
-        return Ok(EXIT_OK);
+        return super::dry_run::dry_run_cmd(args, opts, progress);
     }
+    let report = build(&opts, progress)?;
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
     }
@@ -267,128 +236,6 @@ fn answers_line(usage: &BTreeMap<String, crate::llm::Usage>) -> String {
         return String::new();
     }
     format!("\n         answers: {}", parts.join(", "))
-}
-
-/// What a dry run would cost.
-#[derive(Debug, Default, Serialize)]
-pub struct Estimate {
-    pub results: BTreeMap<&'static str, usize>,
-    pub llm_calls: usize,
-    pub input_tokens: usize,
-    pub output_tokens: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cost: Option<f64>,
-    /// Batches a batched build would submit (at least: a strict second ask adds a step).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub batches: Option<usize>,
-}
-
-impl Estimate {
-    pub fn of(misses: &[Miss], config: &crate::config::Config) -> Estimate {
-        let mut e = Estimate::default();
-        let batch_mode =
-            |stage: &str| config.llm.stage(stage).mode == crate::config::LlmMode::Batch;
-        if config.llm.backend != crate::config::LlmBackendKind::Extractive && config.llm.any_batch()
-        {
-            e.batches = Some(batches(misses, config, batch_mode));
-        }
-        for m in misses {
-            *e.results.entry(m.stage).or_insert(0) += 1;
-            if LLM_STAGES.contains(&m.stage) {
-                let (input, output) = (
-                    m.input_chars.div_ceil(4) + PROMPT_OVERHEAD_TOKENS,
-                    output_tokens(m.stage),
-                );
-                e.llm_calls += 1;
-                e.input_tokens += input;
-                e.output_tokens += output;
-                if let Some(c) = config.llm.stage(m.stage).cost(input as u64, output as u64) {
-                    let price = if batch_mode(m.stage) && e.batches.is_some() {
-                        1.0 - config.llm.batch.discount
-                    } else {
-                        1.0
-                    };
-                    e.cost = Some(e.cost.unwrap_or(0.0) + c * price);
-                }
-            }
-        }
-        e
-    }
-}
-
-/// Batches of the batch-mode misses: one step per stage call (summaries and tags of a level share
-/// one), each split by the per-batch request limit.
-fn batches(
-    misses: &[Miss],
-    config: &crate::config::Config,
-    batch_mode: impl Fn(&str) -> bool,
-) -> usize {
-    let mut steps: Vec<(usize, &str, usize)> = Vec::new();
-    for m in misses
-        .iter()
-        .filter(|m| LLM_STAGES.contains(&m.stage) && batch_mode(m.stage))
-    {
-        match steps.last_mut() {
-            Some((step, _, n)) if *step == m.step => *n += 1,
-            Some((step, "summary", n)) if m.stage == "tags" && *step + 1 == m.step => {
-                *step = m.step;
-                *n += 1;
-            }
-            _ => steps.push((m.step, m.stage, 1)),
-        }
-    }
-    let max = crate::llm::batch::max_requests(&config.llm);
-    steps.iter().map(|(_, _, n)| n.div_ceil(max)).sum()
-}
-
-#[derive(Serialize)]
-struct DryRunJson<'a> {
-    #[serde(flatten)]
-    report: &'a BuildReport,
-    estimate: &'a Estimate,
-}
-
-fn render_dry_run(r: &BuildReport, e: &Estimate, explain: bool) -> String {
-    let mut s = String::new();
-    let tree = match &r.tree {
-        TreeMode::UpToDate => "up to date".to_string(),
-        TreeMode::Warm(w) => format!(
-            "updated in place ({} added, {} deleted, {} split, {} merged)",
-            w.added, w.deleted, w.split, w.merged
-        ),
-        TreeMode::Full { reason, .. } => format!("clustered from scratch ({reason})"),
-        TreeMode::Structured { from, .. } => format!("made from {from}"),
-    };
-    s.push_str(&format!(
-        "dry run for {}: nothing was written\n  tree: {tree}\n",
-        r.output
-    ));
-    if e.results.is_empty() {
-        s.push_str("  nothing to recompute\n");
-    }
-    for (stage, n) in &e.results {
-        let reused = r.stages.get(stage).map_or(0, |c| c.reused);
-        s.push_str(&format!("  {stage}: {n} to compute, {reused} reused\n"));
-    }
-    s.push_str(&format!(
-        "  LLM calls: {}, estimated tokens: {} in, {} out",
-        e.llm_calls, e.input_tokens, e.output_tokens
-    ));
-    if let Some(b) = e.batches {
-        s.push_str(&format!(", batches to submit: at least {b}"));
-    }
-    match e.cost {
-        Some(c) => s.push_str(&format!(", estimated cost: {c:.4}\n")),
-        None => s.push_str(
-            " (set llm.price_input_per_mtok / price_output_per_mtok for a cost estimate)\n",
-        ),
-    }
-    if explain {
-        for m in r.dry_run.iter().flatten() {
-            s.push_str(&format!("  {} {}: {}\n", m.stage, m.subject, m.reason));
-        }
-    }
-    s
 }
 
 /// Ctrl-C while waiting: the batches keep running at the provider and are on record in the memo,

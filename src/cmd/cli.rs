@@ -341,6 +341,10 @@ pub struct BuildArgs {
     /// With --dry-run: list every result and which part of its key changed.
     #[arg(long, requires = "dry_run")]
     pub explain: bool,
+    /// Ask the model again for the results whose answers an earlier build rejected (their
+    /// extractive stand-ins are reused otherwise, with a warning).
+    #[arg(long)]
+    pub retry_rejected: bool,
     /// Send this build's LLM requests as provider batches (as `[llm] mode = "batch"`).
     #[arg(long)]
     pub batch: bool,

@@ -7,6 +7,7 @@ pub mod cache;
 pub mod check;
 pub mod clean;
 pub mod cli;
+pub mod dry_run;
 pub mod error;
 pub mod eval;
 pub mod init;

@@ -10,7 +10,9 @@ use serde::Serialize;
 
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS memo (
         key BLOB PRIMARY KEY, stage TEXT NOT NULL, value BLOB NOT NULL) WITHOUT ROWID;
-    CREATE TABLE IF NOT EXISTS records (name TEXT PRIMARY KEY, value BLOB NOT NULL);";
+    CREATE TABLE IF NOT EXISTS records (name TEXT PRIMARY KEY, value BLOB NOT NULL);
+    CREATE TABLE IF NOT EXISTS rejected (
+        key BLOB PRIMARY KEY, stage TEXT NOT NULL, reason TEXT NOT NULL) WITHOUT ROWID;";
 
 /// Keys per read connection below which a lookup stays on the memo's own connection.
 const PARALLEL_LOOKUP: usize = 4096;
@@ -219,6 +221,76 @@ impl Memo {
         tx.commit().map_err(|e| self.sql(e))
     }
 
+    /// Stores a stage's computed results in one transaction, each with why the model's answers
+    /// were rejected when it is a stand-in (kept in `rejected`, so that later builds reuse it
+    /// without asking, and `--retry-rejected` finds it); a result that is not a stand-in clears
+    /// an earlier rejection of its key.
+    pub fn put_results<V: AsRef<[u8]>>(
+        &self,
+        stage: &str,
+        entries: &[(Key, V, Option<String>)],
+    ) -> Result<(), CacheError> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let mut conn = self.conn();
+        let tx = conn.transaction().map_err(|e| self.sql(e))?;
+        // A memo with no rejection has none to clear (a fresh clone seeds its whole state).
+        let any: bool = tx
+            .query_row("SELECT EXISTS (SELECT 1 FROM rejected)", [], |r| r.get(0))
+            .map_err(|e| self.sql(e))?;
+        {
+            let mut put = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO memo (key, stage, value) VALUES (?1, ?2, ?3)",
+                )
+                .map_err(|e| self.sql(e))?;
+            let mut mark = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO rejected (key, stage, reason) VALUES (?1, ?2, ?3)",
+                )
+                .map_err(|e| self.sql(e))?;
+            let mut clear = tx
+                .prepare_cached("DELETE FROM rejected WHERE key = ?1")
+                .map_err(|e| self.sql(e))?;
+            // In key order: the B-tree is then filled page by page.
+            let mut sorted: Vec<&(Key, V, Option<String>)> = entries.iter().collect();
+            sorted.sort_unstable_by_key(|e| e.0);
+            for (k, v, why) in sorted {
+                put.execute(params![&k[..], stage, v.as_ref()])
+                    .map_err(|e| self.sql(e))?;
+                match why {
+                    Some(why) => mark.execute(params![&k[..], stage, why]),
+                    None if any => clear.execute(params![&k[..]]),
+                    None => Ok(0),
+                }
+                .map_err(|e| self.sql(e))?;
+            }
+        }
+        tx.commit().map_err(|e| self.sql(e))
+    }
+
+    /// The keys whose results are stand-ins for rejected answers, with the reason.
+    pub fn rejected(&self) -> Result<HashMap<Key, String>, CacheError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare("SELECT key, reason FROM rejected")
+            .map_err(|e| self.sql(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((r.get::<_, Vec<u8>>(0)?, r.get::<_, String>(1)?))
+            })
+            .map_err(|e| self.sql(e))?;
+        let mut out = HashMap::new();
+        for row in rows {
+            let (k, why) = row.map_err(|e| self.sql(e))?;
+            if let Ok(k) = Key::try_from(k.as_slice()) {
+                out.insert(k, why);
+            }
+        }
+        Ok(out)
+    }
+
     /// Reads a named record.
     pub fn record(&self, name: &str) -> Result<Option<Vec<u8>>, CacheError> {
         self.conn()
@@ -333,6 +405,8 @@ impl Memo {
         let tx = conn.transaction().map_err(|e| self.sql(e))?;
         for k in &dead {
             tx.execute("DELETE FROM memo WHERE key = ?1", params![k])
+                .map_err(|e| self.sql(e))?;
+            tx.execute("DELETE FROM rejected WHERE key = ?1", params![k])
                 .map_err(|e| self.sql(e))?;
         }
         tx.commit().map_err(|e| self.sql(e))?;

@@ -9,11 +9,13 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 mod dry;
+mod earlier;
 mod vet;
 
 use super::cache::{CacheError, Key, KeyParts, Memo};
 pub use super::value::{Entry, Form, Json, Maybe, MemoValue};
 pub use dry::{DryRun, Miss, explain};
+pub use earlier::Earlier;
 pub use vet::{Rejected, Seed, Vet};
 
 /// The error type of the stages the executor runs (the build's `BuildError`): it can carry a
@@ -106,6 +108,8 @@ pub struct Executor<'a> {
     pub looked_up: usize,
     /// Values derived to compute keys, by recipe (see [`super::recipes`]).
     pub recipes: super::recipes::Recipes,
+    /// Stand-ins for answers an earlier build rejected (see [`Earlier`]).
+    pub earlier: Earlier,
 }
 
 /// How progress names a stage at work.
@@ -149,6 +153,7 @@ impl<'a> Executor<'a> {
             used_fresh: Default::default(),
             looked_up: 0,
             recipes: Default::default(),
+            earlier: Earlier::default(),
         }
     }
 
@@ -159,6 +164,7 @@ impl<'a> Executor<'a> {
         e.dry = Some(DryRun {
             previous,
             misses: Vec::new(),
+            last_answers: Default::default(),
         });
         e
     }
@@ -227,6 +233,9 @@ impl<'a> Executor<'a> {
             .collect();
         let keys: Vec<Key> = planned.iter().map(|p| p.key).collect();
         let mut found = self.look_up(&keys).map_err(E::from)?;
+        self.earlier.screen(stage, &keys, &mut found, |i| {
+            planned[i].plan.subject.clone()
+        });
         let taken = self.take_seeded(&keys, &mut found);
         let mut out: Vec<Option<O>> = found
             .par_iter()
@@ -262,7 +271,16 @@ impl<'a> Executor<'a> {
                 });
             }
         }
-        let mut sorted = misses.clone();
+        // A dry run takes the last answers of the stages it guesses (see `DryRun::last_answers`).
+        let mut sorted = match &self.dry {
+            Some(dry) => {
+                let prev =
+                    dry::previous_keys(dry, stage, &misses, |i| planned[i].plan.subject.clone());
+                self.take_last_answers(&prev, &mut out, &misses)
+                    .map_err(E::from)?
+            }
+            None => misses.clone(),
+        };
         sorted.sort_by_key(|&i| (batching.order)(&items[i]));
         let groups: Vec<&[usize]> = sorted.chunks(batching.size.max(1)).collect();
         let meter = match &self.progress {
@@ -286,15 +304,13 @@ impl<'a> Executor<'a> {
         if self.dry.is_none() {
             for ((p, o), f) in planned.iter().zip(&out).zip(&mut found) {
                 let o = o.as_ref().expect("every item computed or reused");
-                if o.memoize() {
-                    let value = f.take().unwrap_or_else(|| o.encode().into());
-                    self.kept.push(Entry {
-                        stage: stage.to_string(),
-                        key: p.key,
-                        form: O::FORM,
-                        value,
-                    });
-                }
+                let value = f.take().unwrap_or_else(|| o.encode().into());
+                self.kept.push(Entry {
+                    stage: stage.to_string(),
+                    key: p.key,
+                    form: O::FORM,
+                    value,
+                });
             }
         }
         let count = self.counts.entry(stage).or_default();
@@ -402,7 +418,7 @@ impl<'a> Executor<'a> {
             return Ok((Vec::new(), 0));
         }
         let pending = std::sync::atomic::AtomicUsize::new(0);
-        let (tx, rx) = mpsc::channel::<(Key, Vec<u8>)>();
+        let (tx, rx) = mpsc::channel::<(Key, Vec<u8>, Option<String>)>();
         let memo = self.memo;
         let dry = self.dry.is_some();
         std::thread::scope(|scope| {
@@ -418,7 +434,7 @@ impl<'a> Executor<'a> {
                             Err(_) => break,
                         }
                     }
-                    memo.put_many(stage, &batch)?;
+                    memo.put_results(stage, &batch)?;
                 }
                 Ok(())
             });
@@ -463,9 +479,8 @@ impl<'a> Executor<'a> {
                             .iter()
                             .zip(values)
                             .map(|(&i, v)| {
-                                if v.memoize() {
-                                    let _ = tx.send((planned[i].key, v.encode()));
-                                }
+                                let why = v.rejection().map(str::to_string);
+                                let _ = tx.send((planned[i].key, v.encode(), why));
                                 (i, v)
                             })
                             .collect())

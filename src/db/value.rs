@@ -32,18 +32,20 @@ pub trait MemoValue: Sized {
     const FORM: Form;
     fn encode(&self) -> Vec<u8>;
     fn decode(bytes: &[u8]) -> Option<Self>;
-    /// False for a stand-in result that must be computed again next time.
-    fn memoize(&self) -> bool {
-        true
+    /// Why the model's answers for this result were rejected, when it is a stand-in: it is
+    /// memoized with the reason (`db::cache`'s `rejected` table), so that a build with nothing
+    /// changed does not ask again; `c2s build --retry-rejected` does.
+    fn rejection(&self) -> Option<&str> {
+        None
     }
 }
 
 /// A result that may be a stand-in: an LLM item whose answers were unusable falls back to the
-/// extractive result, which is used now but never written to the memo.
+/// extractive result, memoized with the reason its answers were rejected.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Maybe<T> {
     pub value: T,
-    pub keep: bool,
+    pub rejected: Option<String>,
 }
 
 impl<T: MemoValue> MemoValue for Maybe<T> {
@@ -52,10 +54,13 @@ impl<T: MemoValue> MemoValue for Maybe<T> {
         self.value.encode()
     }
     fn decode(bytes: &[u8]) -> Option<Self> {
-        T::decode(bytes).map(|value| Maybe { value, keep: true })
+        T::decode(bytes).map(|value| Maybe {
+            value,
+            rejected: None,
+        })
     }
-    fn memoize(&self) -> bool {
-        self.keep
+    fn rejection(&self) -> Option<&str> {
+        self.rejected.as_deref()
     }
 }
 

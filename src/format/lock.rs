@@ -32,8 +32,8 @@ pub struct Lock {
     /// Number of documents and of cluster levels of the build.
     pub documents: usize,
     pub levels: usize,
-    /// LLM results that fell back to the extractive stand-in (not memoized); a build with any
-    /// asks the model again instead of taking the up-to-date shortcut.
+    /// LLM results that are extractive stand-ins for rejected answers (memoized with the
+    /// reason); `c2s build --retry-rejected` asks the model again for them.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub fallbacks: usize,
     /// Sentences flagged at ingest as planted for AI models, and the documents holding them

@@ -203,7 +203,7 @@ pub enum LlmError {
     #[error("{0}")]
     Backend(String),
     /// The model answered, but twice with nothing usable: the item falls back to the
-    /// extractive result, which is not memoized.
+    /// extractive result, memoized with the reason (see `stage::fallback`).
     #[error("{0}")]
     Unusable(String),
     /// The request waits for a batch (queued now, or in one already submitted): the item is

@@ -21,6 +21,13 @@ pub struct BuildOptions {
     /// With `dry_run`: take every result from the committed state, as a fresh clone does,
     /// so that each is vetted (`c2s check --verify-state`); the memo is not read.
     pub verify_state: bool,
+    /// Ask the model again for the results whose answers an earlier build rejected (their
+    /// stand-ins are otherwise reused).
+    pub retry_rejected: bool,
+    /// With `dry_run`: an item a model (or a neural embedder) would compute again is taken to
+    /// get its last answer for the same item, so that what is built on it stays; without,
+    /// every new answer is taken to differ (the dry run's upper bound).
+    pub same_answers: bool,
 }
 
 impl BuildOptions {
@@ -34,7 +41,28 @@ impl BuildOptions {
             full: false,
             dry_run: false,
             verify_state: false,
+            retry_rejected: false,
+            same_answers: false,
         }
+    }
+
+    /// The stages whose dry-run stand-ins guess (their real backend is a model, or an embedder
+    /// other than `hashed`): a dry run takes their last answers with `same_answers`.
+    pub fn guessed_stages(&self) -> Vec<&'static str> {
+        let cfg = &self.loaded.config;
+        let mut stages = Vec::new();
+        if cfg.llm.backend != crate::config::LlmBackendKind::Extractive {
+            stages.extend(crate::config::LLM_STAGES);
+        }
+        if cfg.embed.backend != crate::config::EmbedBackendKind::Hashed {
+            stages.extend(["embed", "chunk", "reembed"]);
+        }
+        stages
+    }
+
+    /// Whether a dry run of this build guesses anything (see [`BuildOptions::guessed_stages`]).
+    pub fn dry_run_guesses(&self) -> bool {
+        !self.guessed_stages().is_empty()
     }
 
     /// Where the memo is (`cache.path`, resolved against the config's folder).

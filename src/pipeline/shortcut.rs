@@ -39,13 +39,14 @@ pub(crate) fn up_to_date(
     backends: &Backends,
     start: Instant,
 ) -> Result<Shortcut, BuildError> {
-    if opts.full || opts.dry_run {
+    if opts.full || opts.dry_run || opts.retry_rejected {
         return Ok(Shortcut::Stale(None));
     }
     let seen =
         crate::pipeline::freshness::examine(&opts.loaded, &opts.out_dir, &opts.display_base)?;
     let models = backends.lock_models();
-    let usable = |l: &crate::format::lock::Lock| l.models == models && l.fallbacks == 0;
+    // Stand-ins for rejected answers stay until `--retry-rejected` (which never gets here).
+    let usable = |l: &crate::format::lock::Lock| l.models == models;
     let lock = match &seen.lock {
         Some(lock) if seen.staleness.is_fresh() && usable(lock) => lock,
         _ => {

@@ -164,6 +164,13 @@ pub(crate) fn executor<'m>(
     }
     exec.io_threads = backends.io_threads();
     exec.progress = Some(*progress);
+    // Stand-ins for rejected answers are reused unless asked again (a memo that cannot say
+    // which they are treats none as one).
+    exec.earlier.by_key = memo.rejected().unwrap_or_default();
+    exec.earlier.retry = opts.retry_rejected;
+    if opts.dry_run && opts.same_answers {
+        exec.guess_last_answers(&opts.guessed_stages());
+    }
     exec
 }
 
@@ -219,7 +226,9 @@ pub(crate) fn enrich(
     enrich::related(tree, cfg.tree.related_skills);
     // The extractive labels avoid the words their level shares when they are made.
     render::assign_paths(tree, !backends.llm.reads_marks());
-    let fallbacks = std::mem::take(&mut *exec.warnings.lock().unwrap_or_else(|e| e.into_inner()));
+    let mut fallbacks =
+        std::mem::take(&mut *exec.warnings.lock().unwrap_or_else(|e| e.into_inner()));
+    fallbacks.append(&mut exec.earlier.reused);
     for w in &fallbacks {
         progress.warning(&w.to_string());
     }

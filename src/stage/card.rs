@@ -73,7 +73,7 @@ pub fn cards(
             let item = Item {
                 file: &d.source,
                 what: &what,
-                instead: "using the extractive card (it will be asked again next build)",
+                instead: "using the extractive card",
                 context: &context,
             };
             or_fallback(card, item, &sink, || Extractive.card(&input))
@@ -82,7 +82,9 @@ pub fn cards(
             if has_own_card(d) {
                 return Vet::Recompute;
             }
-            Vet::from(llm.check_stored(Stored::Card(&card_input(d), &card.value.0)))
+            let input = card_input(d);
+            Vet::from(llm.check_stored(Stored::Card(&input, &card.value.0)))
+                .or_stand_in(&card.value.0, || Extractive.card(&input).ok())
         },
     )?;
     Ok(cards

@@ -1,5 +1,6 @@
-//! What an LLM stage does with an item whose answers were unusable: the stand-in result, used
-//! now but never memoized, and a warning naming the item.
+//! What an LLM stage does with an item whose answers were unusable: the stand-in result,
+//! memoized with the reason (so that an unchanged item is not asked again), and a warning
+//! naming the item.
 
 use crate::db::exec::{Json, Maybe, WarningSink};
 use crate::diag::Warning;
@@ -18,8 +19,8 @@ pub struct Item<'a> {
     pub context: &'a str,
 }
 
-/// The model's result; or, when its answers were unusable, `fallback()`'s, not memoized, with
-/// a warning; or the build error.
+/// The model's result; or, when its answers were unusable, `fallback()`'s, memoized with why,
+/// with a warning; or the build error.
 pub fn or_fallback<T>(
     result: Result<T, LlmError>,
     item: Item,
@@ -29,7 +30,7 @@ pub fn or_fallback<T>(
     match result {
         Ok(v) => Ok(Maybe {
             value: Json(v),
-            keep: true,
+            rejected: None,
         }),
         Err(LlmError::Unusable(why)) => {
             sink.lock()
@@ -37,7 +38,10 @@ pub fn or_fallback<T>(
                 .push(Warning {
                     file: item.file.to_string(),
                     line: None,
-                    message: format!("{}: {why}; {}", item.what, item.instead),
+                    message: format!(
+                        "{}: {why}; {} (remembered: the next build asks again only with `--retry-rejected`)",
+                        item.what, item.instead
+                    ),
                 });
             let v = fallback().map_err(|source| BuildError::LlmStage {
                 context: item.context.to_string(),
@@ -45,7 +49,7 @@ pub fn or_fallback<T>(
             })?;
             Ok(Maybe {
                 value: Json(v),
-                keep: false,
+                rejected: Some(why),
             })
         }
         Err(LlmError::Pending) => Err(BuildError::Pending),

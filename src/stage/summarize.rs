@@ -154,6 +154,7 @@ pub fn summarize_nodes(
         |x, s| {
             let input = x.input(from, &avoid);
             Vet::from(llm.check_stored(Stored::Summary(input, &s.value.0)))
+                .or_stand_in(&s.value.0, || Extractive.summarize(input).ok())
         },
     );
     let leaves: Vec<&NodeInput> = inputs.iter().filter(|x| x.leaf).collect();
@@ -181,7 +182,14 @@ pub fn summarize_nodes(
                 return Vet::Recompute;
             }
             let input = x.input(from, &avoid);
-            Vet::from(llm.check_stored(Stored::Tags(input, &t.value.0)))
+            Vet::from(llm.check_stored(Stored::Tags(input, &t.value.0))).or_stand_in(
+                &t.value.0,
+                || {
+                    Extractive
+                        .tags(&with_names(input, shared, x.node, docs))
+                        .ok()
+                },
+            )
         },
     );
     let (summaries, leaf_tags) = match (summaries, leaf_tags) {
@@ -221,12 +229,20 @@ pub fn summarize_nodes(
             )?;
             Ok(Maybe {
                 value: Json(clean_label(&label.value.0)),
-                keep: label.keep,
+                rejected: label.rejected,
             })
         },
-        |(x, _), label| {
+        |(x, summary), label| {
             let input = x.input(from, &avoid);
-            Vet::from(llm.check_stored(Stored::Label(input, &label.value.0)))
+            Vet::from(llm.check_stored(Stored::Label(input, &label.value.0))).or_stand_in(
+                &label.value.0,
+                || {
+                    Extractive
+                        .label(input, summary)
+                        .ok()
+                        .map(|l| clean_label(&l))
+                },
+            )
         },
     )?;
     let mut leaf_tags = leaf_tags.into_iter();
@@ -286,7 +302,7 @@ fn or_extractive<T>(
     let item = Item {
         file: subject,
         what: stage,
-        instead: "using the extractive result (it will be asked again next build)",
+        instead: "using the extractive result",
         context: &context,
     };
     or_fallback(result, item, sink, fallback)

@@ -82,8 +82,17 @@ fn answers_are_checked_repaired_asked_again_and_counted() {
         all.contains("readers text") || all.contains("Readers text"),
         "{all}"
     );
+    // The label that fell back is remembered: a full rebuild asks nothing and says so; asked
+    // again on purpose, its answers are counted again.
+    let calls = server.requests().len();
     let summary = crate::common::stderr(&build(tmp.path(), &["--full"]));
-    assert!(summary.contains("answers: "), "{summary}");
+    assert_eq!(server.requests().len(), calls, "{summary}");
+    assert!(
+        summary.contains("rejected by an earlier build"),
+        "{summary}"
+    );
+    let summary = crate::common::stderr(&build(tmp.path(), &["--retry-rejected"]));
+    assert!(summary.contains("answers: label"), "{summary}");
 }
 
 #[test]

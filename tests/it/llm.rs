@@ -281,8 +281,19 @@ fn a_401_fails_at_once_with_the_servers_message_and_no_key() {
     assert_no_leak(tmp.path(), &[&o]);
 }
 
+/// Rows of the memo's table of rejected answers, by stage.
+fn rejected(dir: &Path, stage: &str) -> usize {
+    let db = rusqlite::Connection::open(dir.join("cache/c2s.sqlite")).unwrap();
+    db.query_row(
+        "SELECT COUNT(*) FROM rejected WHERE stage = ?1",
+        [stage],
+        |r| r.get::<_, i64>(0),
+    )
+    .unwrap() as usize
+}
+
 #[test]
-fn unusable_answers_fall_back_without_touching_the_memo() {
+fn unusable_answers_fall_back_and_are_remembered_until_retry_rejected() {
     let server = Server::start();
     server.fail("card", vec![Fault::Garbage, Fault::Garbage]);
     let tmp = tempfile::tempdir().unwrap();
@@ -308,22 +319,41 @@ fn unusable_answers_fall_back_without_touching_the_memo() {
     );
     let e = err(&o);
     assert!(
-        e.contains("doc-000.md") && e.contains("extractive card"),
+        e.contains("doc-000.md") && e.contains("extractive card") && e.contains("--retry-rejected"),
         "{e}"
     );
-    assert_eq!(
-        memo(tmp.path(), "card", "not able").0,
-        3,
-        "the fallback is not memoized"
-    );
+    // The stand-in is memoized with the reason, beside the three answers.
+    assert_eq!(memo(tmp.path(), "card", "").0, 4);
     assert!(!memo(tmp.path(), "card", "not able").1);
+    assert_eq!(rejected(tmp.path(), "card"), 1);
     let lock = std::fs::read_to_string(tmp.path().join("out/c2s.lock")).unwrap();
     assert!(lock.contains("\"fallbacks\": 1"), "{lock}");
-    // The next build asks the model again for that one card only.
+    // Nothing changed: no call, not even for the rejected card (the model would be asked the
+    // same question), and the dry run predicts as much.
     let o = build(tmp.path(), &["-q"]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(server.count("card"), 5);
+    // A full rebuild reuses the stand-in too, and says so.
+    let o = build(tmp.path(), &["--full"]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(server.count("card"), 5);
+    assert!(
+        err(&o).contains("rejected by an earlier build"),
+        "{}",
+        err(&o)
+    );
+    // --retry-rejected asks for that card alone, and the dry run says so first.
+    let dry = build(tmp.path(), &["--dry-run", "--retry-rejected"]);
+    let said = String::from_utf8_lossy(&dry.stdout);
+    assert!(said.contains("card: 1 to compute"), "{said}");
+    assert_eq!(server.count("card"), 5);
+    let o = build(tmp.path(), &["-q", "--retry-rejected"]);
     assert!(o.status.success(), "{}", err(&o));
     assert_eq!(server.count("card"), 6);
     assert_eq!(memo(tmp.path(), "card", "").0, 4);
+    assert_eq!(rejected(tmp.path(), "card"), 0);
+    let lock = std::fs::read_to_string(tmp.path().join("out/c2s.lock")).unwrap();
+    assert!(!lock.contains("\"fallbacks\""), "{lock}");
 }
 
 #[test]

@@ -17,6 +17,7 @@ mod config_cli;
 mod config_reference;
 mod datasets;
 mod documents;
+mod dry_run;
 mod eval;
 mod forged_state;
 mod gpu;

@@ -21,6 +21,25 @@ pub enum Vet {
     /// Computing it again is cheap and exact: compute it and use the seed's only if the bytes
     /// are the same.
     Recompute,
+    /// It fails a model answer's checks (why), but it is exactly the stand-in a build makes when
+    /// the model's answers are rejected: use it, as that stand-in (remembered with why).
+    StandIn(String),
+}
+
+impl Vet {
+    /// This verdict, except that a rejected result equal to `stand_in()` (what the build makes
+    /// when the model's answers are unusable) is kept as a stand-in: the build that committed
+    /// it had its answers rejected, and a fresh clone must not ask again for it.
+    pub fn or_stand_in<T: PartialEq>(
+        self,
+        stored: &T,
+        stand_in: impl FnOnce() -> Option<T>,
+    ) -> Vet {
+        match self {
+            Vet::Reject(why) if stand_in().is_some_and(|s| s == *stored) => Vet::StandIn(why),
+            v => v,
+        }
+    }
 }
 
 impl From<Option<Result<(), String>>> for Vet {
@@ -130,7 +149,7 @@ impl Executor<'_> {
             .collect();
         again.sort_by_key(|&i| (batching.order)(&items[i]));
         let recomputed = recompute(stage, items, &again, batching.size, compute, found)?;
-        let mut accepted: Vec<(Key, Bytes)> = Vec::new();
+        let mut accepted: Vec<(Key, Bytes, Option<String>)> = Vec::new();
         let mut kept = std::collections::HashSet::new();
         let mut seeded = 0;
         for ((i, file), verdict) in taken.into_iter().zip(verdicts) {
@@ -142,7 +161,16 @@ impl Executor<'_> {
                 Vet::Keep | Vet::Recompute => {
                     seeded += 1;
                     if kept.insert(keys[i]) {
-                        accepted.push((keys[i], found[i].clone().expect("seeded")));
+                        accepted.push((keys[i], found[i].clone().expect("seeded"), None));
+                    }
+                }
+                Vet::StandIn(why) => {
+                    seeded += 1;
+                    if kept.insert(keys[i]) {
+                        let value = found[i].clone().expect("seeded");
+                        self.earlier.by_key.insert(keys[i], why.clone());
+                        self.earlier.note(stage, subjects[i].to_string(), &why);
+                        accepted.push((keys[i], value, Some(why)));
                     }
                 }
                 Vet::Reject(why) => {
@@ -165,7 +193,7 @@ impl Executor<'_> {
             }
         }
         if !self.is_dry() {
-            self.memo.put_many(stage, &accepted)?;
+            self.memo.put_results(stage, &accepted)?;
         }
         Ok(seeded)
     }
