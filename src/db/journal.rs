@@ -113,6 +113,13 @@ impl Journal {
         self.beside_memo(kind, ext)
     }
 
+    /// The folder where a build saves the output files that were edited by hand before it
+    /// replaces them (`edits-<id>/`, by their path in the output), so that no edit is lost.
+    pub fn saved_edits(&self) -> PathBuf {
+        let file = self.beside_memo("edits", "d");
+        file.with_extension("")
+    }
+
     /// The lock file that keeps two builds of the output from running at once.
     pub fn build_lock(&self) -> PathBuf {
         self.beside_memo("build", "lock")

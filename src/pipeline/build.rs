@@ -82,7 +82,12 @@ fn build_on(
     add_structure_sources(&mode, &mut corpus.sources, &opts.display_base);
     let fallbacks = steps::enrich(&mut tree, &vectors, opts, (backends, &mut exec), progress);
     let ctx = emit::context((&tree, docs, &cards), opts, (&mut diags, progress));
-    let had = Had::new((journal, &memo), (known, previous_lock), &corpus.sources);
+    let warm = matches!(mode, TreeMode::Warm(_));
+    let had = Had::new(
+        (journal, &memo),
+        (known, previous_lock),
+        (&corpus.sources, warm),
+    );
     let (ran, said) = ((&mut exec, fallbacks), (&mut laps, &mut diags, progress));
     let mut emitted = emit::emit((opts, backends), (&ctx, &vectors), had, ran, said)?;
     drop(ctx);

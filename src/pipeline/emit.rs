@@ -66,13 +66,15 @@ pub(crate) struct Had<'a> {
     pub known: Known,
     pub previous_lock: Option<crate::format::lock::Lock>,
     pub sources: &'a [ingest::SourceFile],
+    /// The tree was the previous build's, updated in place (no stage re-embedded clusters).
+    pub warm: bool,
 }
 
 impl<'a> Had<'a> {
     pub(crate) fn new(
         (journal, memo): (Journal, &'a Memo),
         (known, previous_lock): (Known, Option<crate::format::lock::Lock>),
-        sources: &'a [ingest::SourceFile],
+        (sources, warm): (&'a [ingest::SourceFile], bool),
     ) -> Had<'a> {
         Had {
             journal,
@@ -80,7 +82,36 @@ impl<'a> Had<'a> {
             known,
             previous_lock,
             sources,
+            warm,
         }
+    }
+
+    /// The previous output's shards of the cluster re-embeddings (`state/reembed*.jsonl`), as
+    /// they are, when this build updated its tree in place and so ran no re-embedding: a warm
+    /// build keeps what the tree was clustered with instead of deleting it (and a later full
+    /// build or a fresh clone's still finds it). A shard whose bytes are not what the lock
+    /// says is not carried.
+    fn carried_reembeds(
+        &self,
+        out: &std::path::Path,
+        kept: &[crate::db::exec::Entry],
+    ) -> Vec<(String, crate::format::Content<'static>)> {
+        let (true, Some(lock)) = (self.warm, &self.previous_lock) else {
+            return Vec::new();
+        };
+        if kept.iter().any(|e| e.stage == "reembed") {
+            return Vec::new();
+        }
+        let prefix = format!("{}/reembed", crate::format::state::STATE_DIR);
+        lock.outputs
+            .range(prefix.clone()..)
+            .take_while(|(name, _)| name.starts_with(&prefix))
+            .filter_map(|(name, hash)| {
+                let bytes = std::fs::read(out.join(name)).ok()?;
+                (crate::format::lock::file_hash(&bytes) == *hash)
+                    .then(|| (name.clone(), crate::format::Content::from(bytes)))
+            })
+            .collect()
     }
 }
 
@@ -113,7 +144,8 @@ pub(crate) fn emit(
     let splice = Splice::plan(ctx, previous, &had.journal.path(Record::Entries));
     let kept = std::mem::take(&mut exec.kept);
     let tree_hash = opts.loaded.config.tree_hash();
-    let state = super::state::render(&tree_hash, ctx.docs, &kept, &mut exec.recipes);
+    let mut state = super::state::render(&tree_hash, ctx.docs, &kept, &mut exec.recipes);
+    state.extend(had.carried_reembeds(&opts.out_dir, &kept));
     let group_inputs_made = exec.recipes.missed_of(crate::stage::node_input::GROUP);
     let embed_texts_made = exec.recipes.missed_of(crate::stage::embed_input::KIND);
     if !opts.dry_run {
@@ -150,14 +182,23 @@ pub(crate) fn emit(
         return Ok(emitted);
     }
     let layout = opts.layout();
+    let saved = had.journal.saved_edits();
     let known = crate::pipeline::output::Known {
         on_disk: Some(&had.known.on_disk),
         fresh: Some(&lock.outputs),
+        save_edits: Some(&saved),
     };
     let written = write_output(&layout, &files, had.previous_lock.as_ref(), known)?;
     for rel in &written.replaced_edits {
-        let msg = "was edited by hand since the last build; the build replaced it (the output is rebuilt from the sources: put lasting changes there, or in c2s.toml)";
-        warn(diags, progress, shown(&layout.path(rel), opts), msg.into());
+        let copy = saved.join(rel);
+        let kept = match copy.is_file() {
+            true => format!("your version is saved as {}", shown(&copy, opts)),
+            false => "your version could not be saved".to_string(),
+        };
+        let msg = format!(
+            "was edited by hand since the last build; the build replaced it ({kept}; the output is rebuilt from the sources: put lasting changes there, or in c2s.toml)"
+        );
+        warn(diags, progress, shown(&layout.path(rel), opts), msg);
     }
     // The rendered files (navigation, indexes, the lock) are large at a million documents:
     // freed before the records are serialized.

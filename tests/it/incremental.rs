@@ -188,6 +188,41 @@ fn one_edit_recomputes_only_its_path_to_the_root() {
 }
 
 #[test]
+fn an_edit_deletes_no_state_file_and_a_full_build_makes_the_reembeds_again() {
+    let tmp = setup(80);
+    let d = tmp.path();
+    let first = build(d, &[]);
+    assert!(
+        computed(&first, "reembed") > 0,
+        "the fixture re-embeds clusters: {first}"
+    );
+    let state = |d: &Path| -> Vec<String> {
+        files(&d.join("o"))
+            .into_iter()
+            .filter(|f| f.starts_with("state/"))
+            .collect()
+    };
+    let before = state(d);
+    assert!(
+        before.iter().any(|f| f.starts_with("state/reembed")),
+        "{before:?}"
+    );
+    let doc = d.join("c").join(&files(&d.join("c"))[0]);
+    let mut text = std::fs::read_to_string(&doc).unwrap();
+    text.push_str("\nOne more sentence about the weather.\n");
+    std::fs::write(&doc, text).unwrap();
+    let edit = build(d, &[]);
+    assert_eq!(edit["tree"]["kind"], "warm", "{edit}");
+    assert_eq!(computed(&edit, "reembed"), 0);
+    // The tree was updated in place: what it was clustered with stays in the state.
+    assert_eq!(state(d), before);
+    assert_eq!(c2s(d, &["check", "--out", "o"]).status.code(), Some(0));
+    let full = build(d, &["--full"]);
+    assert_eq!(full["tree"]["kind"], "full", "{full}");
+    assert!(state(d).iter().any(|f| f.starts_with("state/reembed")));
+}
+
+#[test]
 fn add_and_delete_warm_start_keeps_invariants_and_names() {
     let tmp = setup(200);
     build(tmp.path(), &[]);

@@ -172,6 +172,15 @@ fn a_replaced_hand_edit_is_named_and_an_output_in_the_corpus_is_not_read() {
         err.contains(&format!("skills-out/{skill}: was edited by hand")),
         "{err}"
     );
+    // The hand edit is not lost: the build saved it in the cache folder and says where.
+    let saved = err
+        .split("your version is saved as ")
+        .nth(1)
+        .and_then(|r| r.split(';').next())
+        .unwrap_or_else(|| panic!("no saved copy named: {err}"));
+    assert!(saved.starts_with("cache/edits-"), "{saved}");
+    let copy = std::fs::read_to_string(p.join(saved)).unwrap();
+    assert!(copy.ends_with("A note added by hand.\n"), "{copy}");
     assert!(err.contains("docs/old-skills: holds a c2s.lock"), "{err}");
     assert!(err.contains("Ingested 29 documents"), "{err}");
     let o = c2s(p, &["check"]);

@@ -44,6 +44,8 @@ struct Locked<'a> {
 pub struct Known<'a> {
     pub on_disk: Option<&'a OnDisk>,
     pub fresh: Option<&'a BTreeMap<String, String>>,
+    /// Where a file edited by hand is copied before it is replaced (by its path in the output).
+    pub save_edits: Option<&'a Path>,
 }
 
 /// An exclusive lock on one output folder, held for a whole build (released on drop, and by
@@ -103,6 +105,16 @@ impl BuildLock {
             _file: file,
             created,
         })
+    }
+}
+
+/// Copies a hand-edited output file into `dir` (at `rel`) before the build replaces it; a copy
+/// that fails leaves the file as it is to be replaced, and the warning says so.
+fn save_edit(dir: Option<&Path>, file: &Path, rel: &str) {
+    if let Some(dir) = dir {
+        let to = dir.join(rel);
+        let _ = to.parent().map(fs::create_dir_all);
+        let _ = fs::copy(file, to);
     }
 }
 
@@ -256,6 +268,7 @@ fn write_tree(
                 return true;
             }
             if was.is_some_and(|hash| old != hash) {
+                save_edit(locked.known.save_edits, &path, &key);
                 replaced_edits.push(key);
             }
             return false;
@@ -267,6 +280,7 @@ fn write_tree(
             return true;
         }
         if was.is_some_and(|hash| crate::format::lock::file_hash(&old) != *hash) {
+            save_edit(locked.known.save_edits, &path, &key);
             replaced_edits.push(key);
         }
         false
