@@ -390,8 +390,25 @@ pub fn capitalize(s: &str) -> String {
     }
 }
 
+/// `1 document`, `2 documents`: a count and its noun, plural when it is not one.
+pub fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn plural_counts_one_as_one() {
+        assert_eq!(plural(1, "document"), "1 document");
+        assert_eq!(plural(0, "file"), "0 files");
+        assert_eq!(plural(2, "more document"), "2 more documents");
+    }
+
     use super::*;
 
     #[test]

@@ -9,6 +9,7 @@ use crate::pipeline::build::build;
 use crate::pipeline::options::BuildOptions;
 use crate::pipeline::report::{BuildReport, TreeMode};
 use crate::progress::Progress;
+use crate::text::plural;
 
 pub fn build_cmd(args: &BuildArgs, progress: &Progress) -> Result<u8, Error> {
     let mut target = args.target.resolve()?;
@@ -169,14 +170,6 @@ fn platform_line(r: &BuildReport) -> String {
     }
 }
 
-fn plural(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
-}
-
 /// `; LLM: N calls, X in / Y out tokens, cost C` when a remote LLM ran.
 fn usage_line(r: &BuildReport) -> String {
     llm_lines(&r.llm_usage)
@@ -202,7 +195,8 @@ pub(crate) fn llm_lines(usage: &BTreeMap<String, crate::llm::Usage>) -> String {
     } else {
         String::new()
     };
-    format!("\n         LLM {calls} calls{via}, {input} input + {output} output tokens{cost}")
+    let calls = plural(calls as usize, "call");
+    format!("\n         LLM {calls}{via}, {input} input + {output} output tokens{cost}")
         + &answers_line(usage)
 }
 

@@ -120,7 +120,12 @@ pub fn rename_lines(renamed: &[Renamed]) -> Vec<String> {
         match folders.get(&key) {
             Some(&n) if n >= 2 => {
                 if shown.insert(key.clone()) {
-                    lines.push(format!("{} → {} ({n} files)", key.0, key.1));
+                    lines.push(format!(
+                        "{} → {} ({})",
+                        key.0,
+                        key.1,
+                        crate::text::plural(n, "file")
+                    ));
                 }
             }
             _ => lines.push(format!("{} → {}", r.from, r.to)),

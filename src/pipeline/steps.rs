@@ -20,6 +20,7 @@ use crate::pipeline::shortcut::Examination;
 use crate::progress::Progress;
 use crate::stage::embed::{self, DocVectors};
 use crate::stage::{enrich, render};
+use crate::text::plural;
 use crate::tree::Tree;
 
 /// Warns on the terminal and in the report: `file` (as shown), `message`.
@@ -102,7 +103,8 @@ pub(crate) fn ingest(
     let bytes = docs.iter().map(|d| d.text.len() as u64).sum();
     crate::format::limits::fits_the_host(docs.len(), bytes, &opts.loaded.config.output)?;
     let (n, files) = (docs.len(), corpus.sources.len());
-    progress.status("Ingested", &format!("{n} documents from {files} files"));
+    let line = format!("{} from {}", plural(n, "document"), plural(files, "file"));
+    progress.status("Ingested", &line);
     Ok((corpus, known))
 }
 
@@ -203,11 +205,19 @@ pub(crate) fn embed(
         .map(ToString::to_string)
         .collect();
     progress.warnings(&texts, |n| {
-        format!("{n} more documents are longer than embed.max_chunks = {max} passages")
+        let (more, are) = (
+            plural(n, "more document"),
+            if n == 1 { "is" } else { "are" },
+        );
+        format!("{more} {are} longer than embed.max_chunks = {max} passages")
     });
     let (n, passages) = (docs.len(), vectors.chunks.rows);
     let model = backends.embedder.model_id();
-    let line = format!("{n} documents, {passages} passages of long ones ({model})");
+    let line = format!(
+        "{}, {} of long ones ({model})",
+        plural(n, "document"),
+        plural(passages, "passage")
+    );
     progress.status("Embedded", &line);
     Ok(vectors)
 }

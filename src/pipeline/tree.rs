@@ -83,7 +83,10 @@ pub(crate) fn make_tree(
     };
     progress.status("Clustering", &format!("from scratch ({reason})"));
     let (tree, stats) = build_tree(&input, exec, |level, n| {
-        progress.status("Clustered", &format!("level {level}: {n} groups"));
+        progress.status(
+            "Clustered",
+            &format!("level {level}: {}", crate::text::plural(n, "group")),
+        );
     })?;
     progress.status(
         "Tree",

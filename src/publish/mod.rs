@@ -143,7 +143,11 @@ fn read_folder(
 }
 
 fn describe(step: &Step, prefix: &str) -> String {
-    let size = format!("{} files, {} bytes", step.files, step.bytes);
+    let size = format!(
+        "{}, {}",
+        crate::text::plural(step.files, "file"),
+        crate::text::plural(step.bytes as usize, "byte")
+    );
     match &step.action {
         Action::Create => format!(
             "create    {} ({size}) as \"{prefix}{}\"",

@@ -255,3 +255,20 @@ fn an_output_named_as_path_is_read_and_clean_cache_works_after_clean() {
     assert!(again.status.success(), "{}", stderr(&again));
     assert!(!d.join("cache/c2s.sqlite").exists());
 }
+
+#[test]
+fn counts_of_one_are_singular() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::create_dir_all(d.join("docs")).unwrap();
+    std::fs::write(d.join("docs/a.md"), "# A\n\nSome text about invoices.\n").unwrap();
+    let o = c2s(d, &["build", "docs", "--out", "out"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = stderr(&o);
+    assert!(said.contains("Ingested 1 document from 1 file"), "{said}");
+    assert!(
+        said.contains("Embedded 1 document, 0 passages of long ones"),
+        "{said}"
+    );
+    assert!(said.contains("1 document → 1 skill, 1 level"), "{said}");
+}
