@@ -179,3 +179,38 @@ fn offline_the_dry_run_is_exact_and_gives_no_upper_bound() {
     assert_eq!(computed(&dry), computed(&real));
     assert!(!computed(&real).is_empty());
 }
+
+#[test]
+fn a_model_whose_summaries_follow_their_input_reaches_the_upper_bound() {
+    let server = Server::start();
+    server.vary_summaries();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    synth_corpus(&dir.join("docs"), 60, 4, 11);
+    config(dir, &openai(&server, ""), "");
+    let first = build(dir, &["-q"]);
+    assert!(first.status.success(), "{}", err(&first));
+    let doc = {
+        let mut d: Vec<_> = std::fs::read_dir(dir.join("docs"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        d.sort();
+        d.remove(3)
+    };
+    edit(&doc, "\nOne more sentence about the weather.\n");
+    let Step {
+        likely,
+        upper,
+        actual,
+        ..
+    } = predict_then_build(dir, &server);
+    let upper = upper.expect("a model's dry run gives its upper bound");
+    // The leaf's new summary differs, so its parent is asked again: more than the likely count,
+    // and exactly what the upper bound said.
+    assert!(
+        actual["summary"] > likely["summary"],
+        "{likely:?} {actual:?}"
+    );
+    assert_eq!(upper, actual, "{likely:?}");
+}

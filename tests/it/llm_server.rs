@@ -108,6 +108,8 @@ struct State {
     /// Requests being answered now, and the most there ever were at once.
     in_flight: usize,
     max_in_flight: usize,
+    /// Summaries that change with everything the request shows (see [`Server::vary_summaries`]).
+    vary: bool,
 }
 
 /// The server; stops when dropped (its thread exits with the test process).
@@ -148,6 +150,12 @@ impl Server {
             .push((stage, bodies.into()));
     }
 
+    /// From now on a summary depends on its whole prompt, as a real model's does: any change of
+    /// a group's input changes its summary (by default the summary is fixed).
+    pub fn vary_summaries(&self) {
+        self.state.lock().unwrap().vary = true;
+    }
+
     pub fn set_latency(&self, d: Duration) {
         self.state.lock().unwrap().latency = d;
     }
@@ -177,7 +185,7 @@ impl Server {
                 return;
             };
             let stage = req.stage();
-            let (fault, latency, scripted_body) = {
+            let (fault, latency, scripted_body, vary) = {
                 let mut st = self.state.lock().unwrap();
                 st.requests.push(req.clone());
                 let body = st
@@ -192,7 +200,7 @@ impl Server {
                     .and_then(|(_, q)| q.pop_front());
                 st.in_flight += 1;
                 st.max_in_flight = st.max_in_flight.max(st.in_flight);
-                (f, st.latency, body)
+                (f, st.latency, body, st.vary)
             };
             std::thread::sleep(latency);
             let keep = match fault {
@@ -202,6 +210,9 @@ impl Server {
                     &[],
                     &scripted_body.unwrap_or_default().to_string(),
                 ),
+                None if vary && stage == "summary" => {
+                    respond(&mut out, 200, &[], &varied_summary(&req).to_string())
+                }
                 None => respond(&mut out, 200, &[], &answer(&req, false).to_string()),
                 Some(Fault::Slow(d)) => {
                     std::thread::sleep(d);
@@ -359,6 +370,22 @@ pub fn answer(req: &Request, garbage: bool) -> Value {
                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
                "usage": {"prompt_tokens": input_tokens, "completion_tokens": 7}})
     }
+}
+
+/// A summary chosen by a hash of the whole prompt among 64 sentences of plain words.
+fn varied_summary(req: &Request) -> Value {
+    let h = blake3::hash(req.user().as_bytes());
+    let (a, b) = (h.as_bytes()[0] as usize % 8, h.as_bytes()[1] as usize % 8);
+    let lead = [
+        "Readers", "Users", "Teams", "Owners", "Admins", "Members", "Visitors", "Staff",
+    ];
+    let verb = [
+        "find", "read", "see", "get", "learn", "check", "review", "use",
+    ];
+    let text = format!("{} {} the text about each topic here.", lead[a], verb[b]);
+    let mut body = answer(req, false);
+    body["choices"][0]["message"]["content"] = Value::String(text);
+    body
 }
 
 /// Answers that depend only on the request: cards name the document's first line.
