@@ -51,11 +51,11 @@ fn gone_output(
     args: &CleanArgs,
     e: &crate::config::ConfigError,
 ) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
-    let crate::config::ConfigError::NoOutput { why, dir, .. } = e else {
+    let crate::config::ConfigError::NoOutput { dir, .. } = e else {
         return None;
     };
     let out = dir.join(args.target.out.as_ref()?);
-    if out.exists() || *why != crate::cmd::cli::NO_SUCH_FOLDER {
+    if out.exists() {
         return None;
     }
     let beside = out.parent().map(Path::to_path_buf).unwrap_or_default();

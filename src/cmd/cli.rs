@@ -302,9 +302,6 @@ const WROTE_SKILLS: &str = "The folder the build wrote the top-level skill folde
 const READS_SKILLS: &str =
     "Where the top-level skill folders are, when not in OUT/skills (default: output.skills_dir)";
 
-/// Why an `--out` is no output: it does not exist.
-pub const NO_SUCH_FOLDER: &str = "no such folder";
-
 /// Which corpus, config and output a command works on.
 #[derive(Debug, Clone, Args)]
 pub struct TargetArgs {
@@ -408,7 +405,7 @@ impl TargetArgs {
         };
         let at = cwd.join(out);
         let why = if !at.exists() {
-            NO_SUCH_FOLDER
+            "no such folder"
         } else if !at.join(crate::format::LOCK_FILE).exists() {
             "it has no c2s.lock"
         } else {

@@ -58,6 +58,15 @@ fn predict_then_build(dir: &Path, server: &Server) -> Step {
     }
 }
 
+/// The corpus's pages, in path order.
+fn pages(dir: &Path) -> Vec<std::path::PathBuf> {
+    let docs = dir.join("docs");
+    crate::common::files(&docs)
+        .iter()
+        .map(|f| docs.join(f))
+        .collect()
+}
+
 fn edit(file: &Path, line: &str) {
     let mut text = std::fs::read_to_string(file).unwrap();
     text.push_str(line);
@@ -73,14 +82,7 @@ fn the_dry_run_predicts_each_stage_of_the_next_build() {
     config(dir, &openai(&server, ""), "");
     let first = build(dir, &["-q"]);
     assert!(first.status.success(), "{}", err(&first));
-    let docs: Vec<_> = {
-        let mut d: Vec<_> = std::fs::read_dir(dir.join("docs"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        d.sort();
-        d
-    };
+    let docs = pages(dir);
     type Change<'a> = Box<dyn Fn() + 'a>;
     let steps: Vec<(&str, Change)> = vec![
         ("nothing", Box::new(|| {})),
@@ -190,14 +192,7 @@ fn a_model_whose_summaries_follow_their_input_reaches_the_upper_bound() {
     config(dir, &openai(&server, ""), "");
     let first = build(dir, &["-q"]);
     assert!(first.status.success(), "{}", err(&first));
-    let doc = {
-        let mut d: Vec<_> = std::fs::read_dir(dir.join("docs"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        d.sort();
-        d.remove(3)
-    };
+    let doc = pages(dir).remove(3);
     edit(&doc, "\nOne more sentence about the weather.\n");
     let Step {
         likely,
