@@ -174,7 +174,8 @@ pub struct AskArgs {
     /// Use the offline navigator instead of the LLM agent (the default without an LLM backend).
     #[arg(long)]
     pub offline: bool,
-    /// Write every turn, tool call, result size and token count as JSON (agent mode).
+    /// Write every turn, tool call, result size and token count as JSON (agent mode; a guided
+    /// walk writes each menu and choice).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
     /// Fuse a flat search over document rows when routing looks weak.
@@ -244,9 +245,13 @@ pub struct EvalArgs {
     /// Only the first N queries.
     #[arg(long)]
     pub limit: Option<usize>,
-    /// Comma-separated methods: navigator, navigator+fallback, bm25, dense, hybrid (the default set), and the answering methods rag, agentic-search and agent (need an [llm] or [agent] backend).
+    /// Comma-separated methods: navigator, navigator+fallback, bm25, dense, hybrid (the default set), and the answering methods rag, agentic-search, agent and guided (need an [llm] or [agent] backend).
     #[arg(long, value_delimiter = ',')]
     pub methods: Vec<String>,
+    /// Start no question after M minutes; the answers so far are memoized, so the same command
+    /// goes on where it stopped. The summary counts the questions each method answered.
+    #[arg(long, value_name = "M")]
+    pub max_minutes: Option<f64>,
     /// Grade the answering methods with an LLM judge (`[judge]`, else the agent's model):
     /// factuality, context recall and hallucination rate.
     #[arg(long)]

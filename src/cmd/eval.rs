@@ -54,6 +54,12 @@ pub fn eval_cmd(args: &crate::cmd::cli::EvalArgs, progress: &Progress) -> Result
             ),
         }));
     }
+    if let Some(m) = args.max_minutes.filter(|m| !(m.is_finite() && *m > 0.0)) {
+        return Err(Error::Config(crate::config::ConfigError::Invalid {
+            field: "--max-minutes".into(),
+            message: format!("{m} is not a number of minutes above 0 (e.g. --max-minutes 45)"),
+        }));
+    }
     let backends = crate::pipeline::backends::Backends::from_config(&loaded)?;
     let opts = crate::eval::EvalOptions {
         data,
@@ -65,6 +71,7 @@ pub fn eval_cmd(args: &crate::cmd::cli::EvalArgs, progress: &Progress) -> Result
         methods,
         nav: nav_params(&args.nav, false),
         judge: args.judge,
+        max_minutes: args.max_minutes,
     };
     let report = crate::eval::run(&opts, &backends, progress)?;
     let llm = super::build::llm_lines(&report.build_llm_usage);

@@ -72,15 +72,7 @@ pub fn ask_cmd(args: &AskArgs, progress: &Progress) -> Result<u8, Error> {
             "no LLM backend is configured ([llm] backend = \"extractive\"); using the offline navigator",
         );
     }
-    let embedder = compiled.query_embedder(Some(&target.loaded))?;
-    let qv = embedder
-        .embed(&[args.question.as_str()])
-        .map_err(|e| ServeError::Embedder {
-            out: target.out.clone(),
-            message: e.to_string(),
-            help: "check the embedder settings recorded in c2s.lock".into(),
-        })?
-        .remove(0);
+    let qv = query_vector(&compiled, &target.loaded, &target.out, &args.question)?;
     let nav = crate::serve::navigator::Navigator::new(&compiled);
     let r = nav.navigate(
         &args.question,
@@ -118,7 +110,8 @@ pub fn ask_cmd(args: &AskArgs, progress: &Progress) -> Result<u8, Error> {
     Ok(EXIT_OK)
 }
 
-/// `c2s ask` with the LLM agent over an existing output.
+/// `c2s ask` with the LLM agent over an existing output: the guided walk for a small local
+/// model (or `[agent] protocol = "guided"`), else the free-form agent.
 fn agent_ask(
     args: &AskArgs,
     loaded: &Loaded,
@@ -126,28 +119,65 @@ fn agent_ask(
     progress: &Progress,
 ) -> Result<u8, Error> {
     require_output(out)?;
-    let agent = Agent::new(
-        &loaded.config.agent.llm(&loaded.config.llm),
-        &loaded.config.agent,
-        out,
-    )
-    .map_err(ServeError::from)?;
+    let llm = loaded.config.agent.llm(&loaded.config.llm);
+    if loaded.config.agent.guided(&llm) {
+        let compiled = Compiled::open(out)?;
+        let qv = query_vector(&compiled, loaded, out, &args.question)?;
+        let guided = crate::serve::guided::Guided::new(&llm, &loaded.config.agent, &compiled)
+            .map_err(ServeError::from)?;
+        let r = guided.ask(&args.question, &qv).map_err(ServeError::from)?;
+        let system = guided.system_prompt().to_string();
+        return show_answer(args, &r, &system, &|id| guided.describe(id), progress);
+    }
+    let agent = Agent::new(&llm, &loaded.config.agent, out).map_err(ServeError::from)?;
     let r = agent.ask(&args.question).map_err(ServeError::from)?;
+    let system = agent.system_prompt(&r.protocol);
+    show_answer(args, &r, &system, &|id| agent.describe(id), progress)
+}
+
+/// The question's vector from the output's embedder.
+fn query_vector(
+    compiled: &Compiled,
+    loaded: &Loaded,
+    out: &Path,
+    question: &str,
+) -> Result<Vec<f32>, Error> {
+    let embedder = compiled.query_embedder(Some(loaded))?;
+    let v = embedder
+        .embed(&[question])
+        .map_err(|e| ServeError::Embedder {
+            out: out.to_path_buf(),
+            message: e.to_string(),
+            help: "check the embedder settings recorded in c2s.lock".into(),
+        })?
+        .remove(0);
+    Ok(v)
+}
+
+/// Prints an agent's answer (or JSON), writes the trace with the system prompt it was given,
+/// and reports what it cost.
+fn show_answer(
+    args: &AskArgs,
+    r: &crate::serve::agent::AgentAnswer,
+    system: &str,
+    describe: &dyn Fn(&str) -> Option<(String, String)>,
+    progress: &Progress,
+) -> Result<u8, Error> {
     if let Some(path) = &args.trace {
         // The trace also holds what the model was told: the system prompt with the outline.
-        let mut v = serde_json::to_value(&r)?;
-        v["system"] = serde_json::Value::String(agent.system_prompt(&r.protocol));
+        let mut v = serde_json::to_value(r)?;
+        v["system"] = serde_json::Value::String(system.to_string());
         let json = serde_json::to_string_pretty(&v)?;
         std::fs::write(path, json).map_err(|e| BuildError::io("cannot write", path, e))?;
     }
     if args.json {
-        println!("{}", serde_json::to_string(&r)?);
+        println!("{}", serde_json::to_string(r)?);
     } else {
         println!("{}", r.shown());
         let ids: Vec<String> = r
             .cited
             .iter()
-            .map(|i| match agent.describe(i) {
+            .map(|i| match describe(i) {
                 Some((title, source)) => format!("`{i}` {title} ({source})"),
                 None => format!("`{i}`"),
             })

@@ -190,8 +190,10 @@ pub const LLM_STAGES: [&str; 5] = ["card", "summary", "label", "repartition", "t
 pub struct AgentConfig {
     /// Model calls per question before the agent must stop.
     pub max_turns: usize,
-    /// How the model acts: native tool calls, the JSON action protocol, or `auto` (tool calls
-    /// first; the JSON protocol from the first reply that makes none).
+    /// How the model acts: native tool calls, the JSON action protocol, `guided` (c2s walks
+    /// the tree and the model chooses from menus), or `auto` (guided for a small model on a
+    /// local OpenAI-compatible server; else tool calls first, then the JSON protocol from the
+    /// first reply that makes none).
     #[serde(skip_serializing_if = "is_default")]
     pub protocol: AgentProtocol,
     /// The tools the agent may use (all five by default).
@@ -251,6 +253,7 @@ pub enum AgentProtocol {
     Auto,
     Tools,
     Json,
+    Guided,
 }
 
 /// `[agent] answer`.
@@ -264,6 +267,20 @@ pub enum AgentAnswerMode {
 }
 
 impl AgentConfig {
+    /// Whether questions are answered by the guided walk: `protocol = "guided"`, or `auto` with
+    /// a small model ([`small_model`]) on a local OpenAI-compatible server.
+    pub fn guided(&self, llm: &LlmConfig) -> bool {
+        match self.protocol {
+            AgentProtocol::Guided => true,
+            AgentProtocol::Auto => {
+                llm.backend == LlmBackendKind::Openai
+                    && llm.base_url.as_deref().is_some_and(local_url)
+                    && llm.model.as_deref().is_some_and(small_model)
+            }
+            _ => false,
+        }
+    }
+
     /// Characters of the outline the agent starts from.
     pub fn outline_chars(&self) -> usize {
         let tokens = self.outline_tokens.unwrap_or(match self.context_tokens {
@@ -436,4 +453,82 @@ pub(super) fn validate_llm(llm: &LlmConfig) -> Result<(), ConfigError> {
         }
     }
     Ok(())
+}
+
+/// Whether a URL names this machine (`localhost`, `127.x`, `[::1]`).
+fn local_url(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |x| x.1);
+    let host = rest.split(['/', '?']).next().unwrap_or("");
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.split(':').next().unwrap_or(""),
+    };
+    host == "localhost" || host == "::1" || host.starts_with("127.")
+}
+
+/// Whether a model's name gives a size of 4 billion parameters or fewer (`…-0.5b-…`, `1.5B`,
+/// `phi3:3.8b`), the size at which free-form tool use fails and menus help.
+pub fn small_model(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let b = lower.as_bytes();
+    (0..b.len()).any(|i| {
+        if b[i] != b'b' || i == 0 || !b[i - 1].is_ascii_digit() {
+            return false;
+        }
+        // The number before the `b`, and what precedes it: a separator or the start.
+        let start = (0..i)
+            .rev()
+            .find(|&j| !(b[j].is_ascii_digit() || b[j] == b'.'))
+            .map_or(0, |j| j + 1);
+        let sep = start == 0 || matches!(b[start - 1], b'-' | b'_' | b':' | b' ' | b'/');
+        let after = b.get(i + 1).is_none_or(|c| !c.is_ascii_alphabetic());
+        sep && after
+            && lower[start..i]
+                .parse::<f64>()
+                .is_ok_and(|n| n > 0.0 && n <= 4.0)
+    })
+}
+
+#[cfg(test)]
+mod guided_tests {
+    use super::*;
+
+    #[test]
+    fn small_local_models_are_guided() {
+        for small in [
+            "qwen2.5-coder-0.5b-instruct-q4_k_m",
+            "Qwen2.5-1.5B-Instruct",
+            "phi3:3.8b",
+            "llama3.2:1b",
+        ] {
+            assert!(small_model(small), "{small}");
+        }
+        for large in [
+            "qwen2.5-coder-7b-instruct",
+            "gpt-4o-mini",
+            "llama3.1:70b",
+            "qwen2.5",
+        ] {
+            assert!(!small_model(large), "{large}");
+        }
+        assert!(local_url("http://127.0.0.1:8080/v1"));
+        assert!(local_url("http://localhost/v1") && local_url("http://[::1]:8080/v1"));
+        assert!(!local_url("https://api.openai.com/v1"));
+        let mut llm = LlmConfig {
+            backend: LlmBackendKind::Openai,
+            base_url: Some("http://127.0.0.1:8080/v1".into()),
+            model: Some("qwen2.5-coder-0.5b-instruct-q4_k_m".into()),
+            ..LlmConfig::default()
+        };
+        let mut agent = AgentConfig::default();
+        assert!(agent.guided(&llm));
+        agent.protocol = AgentProtocol::Json;
+        assert!(!agent.guided(&llm), "a protocol set by hand wins");
+        agent.protocol = AgentProtocol::Auto;
+        llm.base_url = Some("https://api.example.com/v1".into());
+        assert!(
+            !agent.guided(&llm),
+            "a remote server is not guided by default"
+        );
+    }
 }

@@ -1,7 +1,7 @@
 //! The answering methods of `c2s eval`, all with the same model: `rag` (the best flat
 //! retriever's top 5 documents in one prompt), `agentic-search` (the agent with `search` and
-//! `get_document` only) and `agent` (the skill tree with every tool), and what each answer is
-//! scored on besides its text.
+//! `get_document` only), `agent` (the skill tree with every tool) and `guided` (the tree walked
+//! by c2s, the model choosing from menus), and what each answer is scored on besides its text.
 
 use std::collections::BTreeMap;
 
@@ -11,9 +11,10 @@ use crate::llm::wire;
 use crate::serve::agent::compose::{self, Given};
 use crate::serve::agent::{Agent, AgentAnswer};
 use crate::serve::compiled::Compiled;
+use crate::serve::guided::Guided;
 
 /// The LLM methods, in table order.
-pub const ANSWERING: &[&str] = &["rag", "agentic-search", "agent"];
+pub const ANSWERING: &[&str] = &["rag", "agentic-search", "agent", "guided"];
 /// Documents `rag` puts in its prompt.
 pub const RAG_DOCS: usize = 5;
 
@@ -105,6 +106,17 @@ impl From<AgentAnswer> for Answered {
 /// is recorded, not fatal to the evaluation.
 pub fn ask_agent(agent: &Agent, question: &str) -> Answered {
     match agent.ask(question) {
+        Ok(r) => r.into(),
+        Err(e) => Answered {
+            stopped: format!("error: {e}"),
+            ..Answered::default()
+        },
+    }
+}
+
+/// One question through the guided walk, recorded like [`ask_agent`]'s.
+pub fn ask_guided(guided: &Guided, question: &str, query_vec: &[f32]) -> Answered {
+    match guided.ask(question, query_vec) {
         Ok(r) => r.into(),
         Err(e) => Answered {
             stopped: format!("error: {e}"),

@@ -1,6 +1,6 @@
 //! `c2s eval`: build (or reuse through the memo) the tree of a benchmark corpus, run the navigator,
-//! the flat baselines and the answering methods (`rag`, `agentic-search`, `agent`, one model for
-//! all) on every query, and report retrieval, answer and citation metrics with bootstrap
+//! the flat baselines and the answering methods (`rag`, `agentic-search`, `agent`, `guided`, one
+//! model for all) on every query, and report retrieval, answer and citation metrics with bootstrap
 //! intervals. Every model answer is memoized, so a stopped evaluation continues where it stopped.
 
 pub mod answer;
@@ -27,6 +27,7 @@ use crate::pipeline::options::BuildOptions;
 use crate::progress::Progress;
 use crate::serve::agent::Agent;
 use crate::serve::compiled::Compiled;
+use crate::serve::guided::Guided;
 use crate::serve::navigator::NavParams;
 use answer::{ANSWERING, Answered, RAG_DOCS};
 use bootstrap::Comparison;
@@ -46,6 +47,7 @@ pub const ALL_METHODS: &[&str] = &[
     "rag",
     "agentic-search",
     "agent",
+    "guided",
 ];
 const FLAT: &[&str] = &["bm25", "dense", "hybrid"];
 /// The retrieval metrics, in table order.
@@ -174,6 +176,9 @@ pub struct EvalOptions {
     pub nav: NavParams,
     /// Grade the answering methods with the `[judge]` model.
     pub judge: bool,
+    /// Stop starting questions after this many minutes (the answers so far are memoized, so
+    /// the same command goes on where it stopped).
+    pub max_minutes: Option<f64>,
 }
 
 fn load_queries(path: &Path, limit: Option<usize>) -> Result<Vec<Query>, BuildError> {
@@ -256,27 +261,47 @@ pub fn run(
     if !answering.is_empty() {
         let memo = Arc::new(Memo::open(&opts.loaded.memo_path()).map_err(BuildError::from)?);
         let retriever = best_flat(&ctx, &queries, &qvs, &golds);
-        let run = Answering::open(opts, memo.clone())?;
-        for m in &answering {
-            let meter = progress.meter(&format!("Answering {m}"), queries.len());
-            let answers = in_parallel(queries.len(), run.workers, |i| {
+        let run = Answering::open(opts, memo.clone(), &a)?;
+        let deadline = opts
+            .max_minutes
+            .map(|m| std::time::Instant::now() + std::time::Duration::from_secs_f64(m * 60.0));
+        // Question by question, every method on each: a stop at the time budget leaves every
+        // method with the same questions.
+        let meter = progress.meter("Answering", queries.len());
+        let answers: Vec<Option<Vec<Answered>>> = in_parallel(queries.len(), run.workers, |i| {
+            let late = deadline.is_some_and(|d| std::time::Instant::now() >= d);
+            let got = (!late).then(|| {
                 let q = &queries[i];
-                let answered = match *m {
-                    "rag" => {
-                        let top = ctx.flat(&retriever, &q.question, &qvs[i]);
-                        let docs: Vec<usize> = top.into_iter().take(RAG_DOCS).collect();
-                        answer::rag(&run.rag, &a, &q.question, &docs, run.rag_chars)
-                    }
-                    "agentic-search" => answer::ask_agent(&run.search_agent, &q.question),
-                    _ => answer::ask_agent(&run.agent, &q.question),
-                };
-                meter.inc(1);
-                answered
+                answering
+                    .iter()
+                    .map(|m| run.answer(m, &ctx, &a, q, &qvs[i], &retriever))
+                    .collect()
             });
-            for (i, answered) in answers.into_iter().enumerate() {
-                results.push(QueryResult::answered(&queries[i], m, answered, &golds[i]));
+            meter.inc(1);
+            got
+        });
+        meter.finish();
+        let asked = answers.iter().filter(|x| x.is_some()).count();
+        if asked < queries.len() {
+            progress.status(
+                "Stopped",
+                &format!(
+                    "at --max-minutes: {asked} of {} questions answered by every method; run the same command again to go on (answers so far are memoized)",
+                    queries.len()
+                ),
+            );
+        }
+        for (mi, m) in answering.iter().enumerate() {
+            for (i, got) in answers.iter().enumerate() {
+                if let Some(got) = got {
+                    results.push(QueryResult::answered(
+                        &queries[i],
+                        m,
+                        got[mi].clone(),
+                        &golds[i],
+                    ));
+                }
             }
-            meter.finish();
         }
         if opts.judge {
             judge_all(opts, memo, &a, &queries, &mut results, progress)?;
@@ -362,18 +387,23 @@ fn in_parallel<T: Send>(n: usize, workers: usize, f: impl Fn(usize) -> T + Sync)
 }
 
 /// The model endpoints of the answering methods, all the agent's (`[llm]` with `[agent]`).
-struct Answering {
+struct Answering<'a> {
     rag: Chat,
     rag_chars: usize,
     agent: Agent,
     search_agent: Agent,
+    guided: Guided<'a>,
     model: String,
     /// Questions answered at once.
     workers: usize,
 }
 
-impl Answering {
-    fn open(opts: &EvalOptions, memo: Arc<Memo>) -> Result<Answering, EvalError> {
+impl<'a> Answering<'a> {
+    fn open(
+        opts: &EvalOptions,
+        memo: Arc<Memo>,
+        a: &'a Compiled,
+    ) -> Result<Answering<'a>, EvalError> {
         let cfg = &opts.loaded.config;
         let llm = cfg.agent.llm(&cfg.llm);
         let serve = |e: crate::serve::agent::AgentError| crate::serve::ServeError::from(e);
@@ -383,6 +413,9 @@ impl Answering {
         let mut search = cfg.agent.clone();
         search.tools = vec!["search".into(), "get_document".into()];
         let search_agent = Agent::new(&llm, &search, &opts.out_dir)
+            .map_err(serve)?
+            .with_memo(memo.clone());
+        let guided = Guided::new(&llm, &cfg.agent, a)
             .map_err(serve)?
             .with_memo(memo.clone());
         let rag = Chat::new(&llm, "agent")
@@ -401,7 +434,30 @@ impl Answering {
             rag_chars,
             agent,
             search_agent,
+            guided,
         })
+    }
+
+    /// One question by one answering method.
+    fn answer(
+        &self,
+        method: &str,
+        ctx: &Context,
+        a: &Compiled,
+        q: &Query,
+        qv: &[f32],
+        retriever: &str,
+    ) -> Answered {
+        match method {
+            "rag" => {
+                let top = ctx.flat(retriever, &q.question, qv);
+                let docs: Vec<usize> = top.into_iter().take(RAG_DOCS).collect();
+                answer::rag(&self.rag, a, &q.question, &docs, self.rag_chars)
+            }
+            "agentic-search" => answer::ask_agent(&self.search_agent, &q.question),
+            "guided" => answer::ask_guided(&self.guided, &q.question, qv),
+            _ => answer::ask_agent(&self.agent, &q.question),
+        }
     }
 }
 

@@ -99,29 +99,36 @@ pub fn compare(
     out
 }
 
-/// `agent` against `rag` and `agentic-search`, on the answer and citation metrics; keys are
-/// `<other>: <metric>`.
+/// `agent` and `guided` against the other answering methods, on the answer and citation
+/// metrics, over the questions both answered; keys are `<other>: <metric>` for `agent` and
+/// `guided vs <other>: <metric>` for `guided`.
 pub fn compare_answers(
     results: &[QueryResult],
     methods: &[String],
 ) -> BTreeMap<String, (String, Comparison)> {
     let mut out = BTreeMap::new();
-    if !methods.iter().any(|m| m == "agent") {
-        return out;
-    }
-    for other in ANSWERING.iter().filter(|m| **m != "agent") {
-        if !methods.iter().any(|m| m == other) {
+    for lead in ["agent", "guided"] {
+        if !methods.iter().any(|m| m == lead) {
             continue;
         }
-        for metric in ["token_f1", "citation_recall", "factuality"] {
-            let a = per_query(results, "agent", metric);
-            let b = per_query(results, other, metric);
-            let has = results
-                .iter()
-                .any(|r| r.method == "agent" && r.metrics.contains_key(metric));
-            if has && a.len() == b.len() {
-                let c = paired_bootstrap(&a, &b, RESAMPLES, SEED);
-                out.insert(format!("{other}: {metric}"), (other.to_string(), c));
+        for other in ANSWERING.iter().filter(|m| **m != lead) {
+            if !methods.iter().any(|m| m == other) || (lead == "guided" && *other == "agent") {
+                continue;
+            }
+            for metric in ["token_f1", "citation_recall", "factuality"] {
+                let a = per_query(results, lead, metric);
+                let b = per_query(results, other, metric);
+                let has = results
+                    .iter()
+                    .any(|r| r.method == lead && r.metrics.contains_key(metric));
+                if has && a.len() == b.len() {
+                    let c = paired_bootstrap(&a, &b, RESAMPLES, SEED);
+                    let key = match lead {
+                        "agent" => format!("{other}: {metric}"),
+                        _ => format!("{lead} vs {other}: {metric}"),
+                    };
+                    out.insert(key, (other.to_string(), c));
+                }
             }
         }
     }

@@ -61,11 +61,16 @@ pub fn render_table(r: &Report) -> String {
         }
     }
     if !r.answer_comparisons.is_empty() {
-        s.push_str("\nagent vs the other answering methods (paired bootstrap, 10,000 resamples):\n\n| metric | against | mean diff | p | verdict |\n|---|---|---|---|---|\n");
+        s.push_str("\nagent and guided vs the other answering methods (paired bootstrap, 10,000 resamples):\n\n| method | metric | against | mean diff | p | verdict |\n|---|---|---|---|---|---|\n");
         for (key, (other, c)) in &r.answer_comparisons {
             let metric = key.split_once(": ").map_or(key.as_str(), |x| x.1);
+            let lead = if key.starts_with("guided vs ") {
+                "guided"
+            } else {
+                "agent"
+            };
             s.push_str(&format!(
-                "| {metric} | {other} | {:+.3} | {:.4} | {} |\n",
+                "| {lead} | {metric} | {other} | {:+.3} | {:.4} | {} |\n",
                 c.mean_diff, c.p_value, c.verdict
             ));
         }
@@ -93,11 +98,11 @@ fn answer_table(r: &Report) -> String {
             .as_deref()
             .map_or(String::new(), |j| format!("; judged by {j}"))
     );
-    s.push_str("| method | Token F1 | EM | citation P | citation R | opened R | answered | docs opened | turns | tokens in | tokens out | s/question |");
+    s.push_str("| method | questions | Token F1 | EM | citation P | citation R | opened R | answered | docs opened | turns | tokens in | tokens out | s/question |");
     if judged {
         s.push_str(" factuality | context recall | hallucination |");
     }
-    s.push_str("\n|---|---|---|---|---|---|---|---|---|---|---|---|");
+    s.push_str("\n|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     if judged {
         s.push_str("---|---|---|");
     }
@@ -110,7 +115,8 @@ fn answer_table(r: &Report) -> String {
                 .map_or("–".to_string(), |v| format!("{v:.1}"))
         };
         s.push_str(&format!(
-            "| {m} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {m} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            sum.queries,
             with_interval(sum, "token_f1"),
             g("exact_match"),
             g("citation_precision"),

@@ -6,6 +6,7 @@ pub use error::ServeError;
 pub mod agent;
 pub mod answer;
 pub mod compiled;
+pub mod guided;
 pub mod mcp;
 pub mod navigator;
 pub mod tools;

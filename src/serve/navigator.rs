@@ -61,6 +61,45 @@ pub struct NavResult {
     pub fell_back: bool,
 }
 
+/// A query's evidence over one tree (see [`Navigator::route`]): what orders every menu a
+/// guided walk shows.
+pub struct Route {
+    node_dense: Vec<f32>,
+    node_bm25: Vec<f32>,
+    best_text: Vec<f32>,
+    best_dense: Vec<f32>,
+    dense_weight: f32,
+    row_weight: f32,
+    pub docs: DocScores,
+}
+
+impl Route {
+    /// The routing signals of the nodes, weighted.
+    fn signals(&self) -> Vec<(&[f32], f32)> {
+        let dw = self.dense_weight;
+        vec![
+            (&self.node_dense, dw),
+            (&self.node_bm25, ROUTING_TEXT_WEIGHT),
+            (&self.best_text, MEMBER_TEXT_WEIGHT),
+            (&self.best_dense, MEMBER_WEIGHT * dw),
+        ]
+    }
+
+    /// Nodes, best first.
+    pub fn rank_nodes(&self, nodes: &[usize]) -> Vec<usize> {
+        fuse(nodes, &self.signals())
+    }
+
+    /// Documents, best first, by the evidence a leaf's documents are ranked on.
+    pub fn rank_docs(&self, docs: &[usize]) -> Vec<usize> {
+        let s = &self.docs;
+        fuse(
+            docs,
+            &[(&s.dense, self.dense_weight), (&s.text, self.row_weight)],
+        )
+    }
+}
+
 /// Weight of a node's best document by best-passage cosine (times the dense weight) against its
 /// own routing text and centroid. Measured on the three shared sets: 2 removes top-level routing
 /// misses on all of them against 1 (covidqa 0.937 → 0.952 with the onnx embedder).
@@ -235,12 +274,10 @@ impl<'a> Navigator<'a> {
         )
     }
 
-    /// Navigates for one query (`query_vec` from the build's embedder).
-    pub fn navigate(&self, query: &str, query_vec: &[f32], p: &NavParams) -> NavResult {
-        let t = &self.a.tree;
+    /// The evidence that orders a query's menus: routing signals for every node, full-text and
+    /// best-passage evidence for every document.
+    pub fn route(&self, query: &str, query_vec: &[f32], p: &NavParams) -> Route {
         let s = self.doc_scores(query, query_vec);
-        let node_dense = dense_scores(query_vec, &self.node_vectors);
-        let node_bm25 = self.node_bm25.scores(query);
         // A node also routes on its best document: what a grep of its folder would find.
         let best = |v: &[f32]| -> Vec<f32> {
             self.below
@@ -248,14 +285,23 @@ impl<'a> Navigator<'a> {
                 .map(|docs| docs.iter().map(|&d| v[d]).fold(f32::MIN, f32::max))
                 .collect()
         };
-        let (best_text, best_dense) = (best(&s.text), best(&s.dense));
-        let dw = self.dense_weight(p);
-        let signals: Vec<(&[f32], f32)> = vec![
-            (&node_dense, dw),
-            (&node_bm25, ROUTING_TEXT_WEIGHT),
-            (&best_text, MEMBER_TEXT_WEIGHT),
-            (&best_dense, MEMBER_WEIGHT * dw),
-        ];
+        Route {
+            node_dense: dense_scores(query_vec, &self.node_vectors),
+            node_bm25: self.node_bm25.scores(query),
+            best_text: best(&s.text),
+            best_dense: best(&s.dense),
+            dense_weight: self.dense_weight(p),
+            row_weight: p.row_weight,
+            docs: s,
+        }
+    }
+
+    /// Navigates for one query (`query_vec` from the build's embedder).
+    pub fn navigate(&self, query: &str, query_vec: &[f32], p: &NavParams) -> NavResult {
+        let t = &self.a.tree;
+        let route = self.route(query, query_vec, p);
+        let (s, dw) = (&route.docs, route.dense_weight);
+        let signals = route.signals();
         let roots = fuse_scored(&t.roots, &signals);
         // How clearly the best top-level skill stands above the first one the beam leaves out
         // (z units, summed over the signals): small when routing is not decisive.
@@ -305,7 +351,7 @@ impl<'a> Navigator<'a> {
         let mut ranking = fuse(&candidates, &leaf);
         let mut fell_back = false;
         if p.fallback {
-            let flat = self.flat(&s, p);
+            let flat = self.flat(s, p);
             // Routing is not decisive when the skills at the beam's edge score alike, or when
             // the flat search's best document lies outside the leaves reached.
             let outside = flat.first().is_some_and(|best| !candidates.contains(best));

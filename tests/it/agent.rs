@@ -332,7 +332,12 @@ fn eval_scores_rag_agentic_search_and_the_agent_alike_and_resumes() {
     assert!(r["summaries"]["agent"]["intervals"]["token_f1"].is_array());
     let reqs = server.requests();
     let rag = reqs.iter().find(|q| q.stage() == "rag").unwrap();
-    assert!(rag.user().contains("<document id=\"d2\""), "{}", rag.user());
+    assert!(
+        rag.user()
+            .contains("<document key=\"doc-1\" title=\"Model: Topic 2 explains"),
+        "{}",
+        rag.user()
+    );
     let search = reqs.iter().find(|q| q.stage() == "search_agent").unwrap();
     let tools: Vec<&str> = search.body["tools"]
         .as_array()
@@ -342,7 +347,7 @@ fn eval_scores_rag_agentic_search_and_the_agent_alike_and_resumes() {
         .collect();
     assert_eq!(tools, ["search", "get_document"]);
     assert!(
-        stdout.contains("agent vs the other answering methods"),
+        stdout.contains("agent and guided vs the other answering methods"),
         "{stdout}"
     );
     // Every answer was memoized: the same evaluation again asks the model nothing.

@@ -142,15 +142,18 @@ fn documents_opened_by_title_several_at_once_answer_through_the_composed_prompt(
     );
     let compose = &reqs[2];
     assert_eq!(compose.stage(), "rag");
+    // The prompt keys its one document `doc-1` (a short key a small model copies), titled.
     assert!(
-        compose.user().contains(&format!("<document id=\"{b}\"")),
+        compose
+            .user()
+            .contains(&format!("<document key=\"doc-1\" title=\"{title_b}\"")),
         "{}",
         compose.user()
     );
-    assert!(!compose.user().contains(&format!("<document id=\"{a}\"")));
+    assert!(!compose.user().contains(&format!("title=\"{title_a}\"")));
     assert_eq!(
         compose.body["response_format"]["json_schema"]["schema"]["properties"]["cite"]["items"]["enum"],
-        json!([b])
+        json!(["doc-1"])
     );
     let kinds: Vec<&str> = t["trace"]
         .as_array()

@@ -90,6 +90,12 @@ impl Request {
             "rag"
         } else if s.contains("You grade answers") {
             "judge"
+        } else if s.contains("organized as a tree of topics")
+            && self.user().contains("<document key=")
+        {
+            "guided_answer"
+        } else if s.contains("organized as a tree of topics") {
+            "guided"
         } else {
             "other"
         }
@@ -110,6 +116,9 @@ struct State {
     max_in_flight: usize,
     /// Summaries that change with everything the request shows (see [`Server::vary_summaries`]).
     vary: bool,
+    /// The context of a llama.cpp server in tokens (0: none): a longer request is refused as
+    /// llama.cpp refuses it.
+    context: usize,
 }
 
 /// The server; stops when dropped (its thread exits with the test process).
@@ -156,6 +165,12 @@ impl Server {
         self.state.lock().unwrap().vary = true;
     }
 
+    /// Refuses requests of more than `tokens` (4 characters each), as llama.cpp's server does
+    /// beyond its `--ctx`.
+    pub fn set_context(&self, tokens: usize) {
+        self.state.lock().unwrap().context = tokens;
+    }
+
     pub fn set_latency(&self, d: Duration) {
         self.state.lock().unwrap().latency = d;
     }
@@ -185,7 +200,7 @@ impl Server {
                 return;
             };
             let stage = req.stage();
-            let (fault, latency, scripted_body, vary) = {
+            let (fault, latency, scripted_body, vary, context) = {
                 let mut st = self.state.lock().unwrap();
                 st.requests.push(req.clone());
                 let body = st
@@ -200,10 +215,21 @@ impl Server {
                     .and_then(|(_, q)| q.pop_front());
                 st.in_flight += 1;
                 st.max_in_flight = st.max_in_flight.max(st.in_flight);
-                (f, st.latency, body, st.vary)
+                (f, st.latency, body, st.vary, st.context)
             };
             std::thread::sleep(latency);
+            let tokens = req.body["messages"].to_string().len() / 4;
+            let refusal = if context > 0 && tokens > context {
+                Some(
+                    json!({"error": {"code": 400, "message": format!("the request exceeds the available context size ({tokens} > {context} tokens), try increasing it"), "type": "exceed_context_size_error"}}),
+                )
+            } else {
+                guided_refusal(&req)
+            };
             let keep = match fault {
+                _ if refusal.is_some() => {
+                    respond(&mut out, 400, &[], &refusal.unwrap_or_default().to_string())
+                }
                 None if scripted_body.is_some() => respond(
                     &mut out,
                     200,
@@ -410,17 +436,18 @@ fn scripted(req: &Request) -> String {
         "label" => first_title_words(&user, 2),
         "tags" => json!({"entities": ["Scripted Entity"], "doc_types": ["how-to"]}).to_string(),
         "repartition" => json!({"changes": []}).to_string(),
+        "guided" | "guided_answer" => guided_reply(req),
         // The first document given, cited, and its first words as the answer.
         "rag" => {
-            let id = user
-                .split("<document id=\"")
+            let key = user
+                .split("<document key=\"")
                 .nth(1)
                 .and_then(|r| r.split('"').next())
                 .unwrap_or("none");
             let body = user.split("<document ").nth(1).unwrap_or("");
             let text = body.split('>').nth(1).unwrap_or("").trim();
             let words: Vec<&str> = text.split_whitespace().take(6).collect();
-            json!({"answer": format!("{} [{id}]", words.join(" ")), "cite": [id]}).to_string()
+            json!({"answer": format!("{} [{key}]", words.join(" ")), "cite": [key]}).to_string()
         }
         _ => "ok".into(),
     }
@@ -450,4 +477,48 @@ pub fn fake_vector(t: &str) -> Vec<f32> {
         v[(i + b as usize) % 8] += (b % 7) as f32;
     }
     v
+}
+
+/// A guided request must bind its reply to a schema whose choices are an enum; `Some`: the 400
+/// that a schema-enforcing server gives a request without one.
+fn guided_refusal(req: &Request) -> Option<Value> {
+    if !req.stage().starts_with("guided") || req.path.ends_with("/v1/messages") {
+        return None;
+    }
+    if guided_keys(&req.body).is_empty() {
+        return Some(
+            json!({"error": {"code": 400, "message": "guided request without a schema whose choices are an enum", "type": "invalid_request_error"}}),
+        );
+    }
+    None
+}
+
+/// The enum of a guided request's schema: the menu's keys, or the shown documents' keys.
+pub fn guided_keys(req: &Value) -> Vec<String> {
+    let p = &req["response_format"]["json_schema"]["schema"]["properties"];
+    p["pick"]["items"]["enum"]
+        .as_array()
+        .or(p["cite"]["items"]["enum"].as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect()
+}
+
+/// What a schema-bound model says unscripted: the menu's first key (the navigator's best), or
+/// the first shown document's first words, cited.
+fn guided_reply(req: &Request) -> String {
+    let keys = guided_keys(&req.body);
+    let first = keys.first().cloned().unwrap_or_default();
+    if req.body["response_format"]["json_schema"]["schema"]["properties"]["pick"].is_object() {
+        return json!({"reason": "It looks closest.", "pick": [first]}).to_string();
+    }
+    let user = req.user();
+    let text = user
+        .split("<document key=")
+        .nth(1)
+        .and_then(|d| d.split_once('>'))
+        .map_or("", |x| x.1);
+    let words: Vec<&str> = text.split_whitespace().take(8).collect();
+    json!({"reason": "The document says so.", "found": true, "answer": format!("{} [{first}]", words.join(" ")), "cite": [first]}).to_string()
 }

@@ -22,6 +22,7 @@ mod eval;
 mod forged_state;
 mod gpu;
 mod guide;
+mod guided;
 mod hosts;
 mod includes;
 mod incremental;

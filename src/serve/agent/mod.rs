@@ -4,10 +4,10 @@
 
 mod calls;
 pub mod compose;
-mod ground;
+pub(crate) mod ground;
 mod known;
 mod outline;
-mod protocol;
+pub(crate) mod protocol;
 mod request;
 mod schema;
 mod turn;
@@ -116,6 +116,11 @@ pub struct AgentAnswer {
     pub protocol: String,
     /// Bytes of navigation files and documents the tools returned.
     pub bytes_read: usize,
+    /// Estimated input tokens by part of the prompts (the guided walk: `system`, `question`,
+    /// `menus`, `documents`, `format`, `notes`), so that what a small model reads can be cut
+    /// where it does not help.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub prompt_parts: std::collections::BTreeMap<String, u64>,
     pub trace: Vec<TraceEntry>,
 }
 
@@ -195,7 +200,8 @@ impl Agent {
     /// The protocol a question starts with.
     fn first_protocol(&self) -> Protocol {
         match self.setting {
-            AgentProtocol::Json => Protocol::Json,
+            // A guided setting reaches the free-form agent only in `c2s eval`, as the small model's agent.
+            AgentProtocol::Json | AgentProtocol::Guided => Protocol::Json,
             AgentProtocol::Tools | AgentProtocol::Auto => Protocol::Tools,
         }
     }

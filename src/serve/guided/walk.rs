@@ -1,0 +1,367 @@
+//! One guided walk: the menus from the top-level skills down, the picks (a choice outside the
+//! menu is refused and asked again once), the documents shown and the answer (a citation of a
+//! document not shown is refused and asked again once), backing up on "not here" to the next
+//! pick, then to the navigator's best option that was not picked, until an answer, an empty
+//! stack or the cap of model calls.
+
+use std::collections::HashSet;
+
+use serde_json::{Value, json};
+
+use super::Guided;
+use super::menu::{Item, Menu};
+use super::reply;
+use crate::llm::wire;
+use crate::serve::agent::ground;
+use crate::serve::agent::{AgentAnswer, AgentError, TraceEntry};
+use crate::serve::navigator::Route;
+
+/// A reply that could not be used: why, told to the model when it is asked again.
+enum Refused {
+    Answered(String),
+}
+
+pub(super) struct Walk<'g, 'a> {
+    g: &'g Guided<'a>,
+    question: &'g str,
+    route: Route,
+    out: AgentAnswer,
+    seen: HashSet<Item>,
+    /// Groups still to visit; the last is next.
+    stack: Vec<usize>,
+}
+
+impl<'g, 'a> Walk<'g, 'a> {
+    pub(super) fn new(g: &'g Guided<'a>, question: &'g str, route: Route) -> Walk<'g, 'a> {
+        Walk {
+            g,
+            question,
+            route,
+            out: AgentAnswer {
+                protocol: "guided".into(),
+                ..AgentAnswer::default()
+            },
+            seen: HashSet::new(),
+            stack: Vec::new(),
+        }
+    }
+
+    pub(super) fn finish(mut self) -> Result<AgentAnswer, AgentError> {
+        let roots = self.g.a.tree.roots.clone();
+        let mut done = self.visit(&roots, &[], "Top-level skills of the library:")?;
+        while !done {
+            let Some(n) = self.stack.pop() else { break };
+            if !self.seen.insert(Item::Node(n)) {
+                continue;
+            }
+            let node = &self.g.a.tree.nodes[n];
+            let mut docs = node.docs.clone();
+            docs.extend(&node.see_also);
+            let place = format!("Inside \"{}\":", node.label);
+            let children = node.children.clone();
+            self.note_backtrack(n);
+            done = self.visit(&children, &docs, &place)?;
+        }
+        if !done {
+            self.out.stopped = if self.out.turns >= self.g.max_steps {
+                "budget"
+            } else if !self.out.unverified.is_empty() {
+                "ungrounded"
+            } else {
+                "no_answer"
+            }
+            .into();
+        }
+        self.out.cost = self
+            .g
+            .chat
+            .cost(self.out.input_tokens, self.out.output_tokens);
+        Ok(self.out)
+    }
+
+    /// A trace line when the walk resumes at a group after documents did not answer.
+    fn note_backtrack(&mut self, n: usize) {
+        if self
+            .out
+            .trace
+            .last()
+            .is_some_and(|t| t.kind == "not_here" || t.kind == "support")
+        {
+            let mut e = self.entry("backtrack");
+            e.text = Some(self.g.a.tree.nodes[n].path.clone());
+            self.out.trace.push(e);
+        }
+    }
+
+    /// Shows the menu of `groups` and `docs`, takes the model's picks (a menu of one is taken
+    /// without asking), answers from picked documents, and stacks picked groups (the first on
+    /// top) above the best group left unpicked. `true`: the question is answered (or refused).
+    fn visit(&mut self, groups: &[usize], docs: &[usize], place: &str) -> Result<bool, AgentError> {
+        let seen = &self.seen;
+        let Some(menu) = Menu::of(self.g.a, &self.route, groups, docs, &|i| seen.contains(&i))
+        else {
+            return Ok(false);
+        };
+        let picked = if menu.items.len() == 1 {
+            menu.items.clone()
+        } else {
+            match self.pick(&menu, place)? {
+                Some(p) => p,
+                None => return Ok(false),
+            }
+        };
+        // The navigator's best group that the model passed over is the last resort here.
+        if let Some(Item::Node(n)) = menu.items.iter().find(|i| !picked.contains(i)) {
+            self.stack.push(*n);
+        }
+        for item in picked.iter().rev() {
+            if let Item::Node(n) = item {
+                self.stack.push(*n);
+            }
+        }
+        let chosen: Vec<usize> = picked
+            .iter()
+            .filter_map(|i| match i {
+                Item::Doc(d) => Some(*d),
+                Item::Node(_) => None,
+            })
+            .collect();
+        if chosen.is_empty() {
+            return Ok(false);
+        }
+        self.answer(&chosen)
+    }
+
+    /// The model's picks from a menu, checked against it; a reply outside the menu is asked
+    /// again once, then the navigator's first option stands in. `None`: the step cap is reached.
+    fn pick(&mut self, menu: &Menu, place: &str) -> Result<Option<Vec<Item>>, AgentError> {
+        let schema = reply::pick_schema(&menu.keys, menu.max_pick);
+        let base = reply::pick_prompt(self.question, place, &menu.render(), menu.max_pick);
+        let mut user = base.clone();
+        for attempt in 0..2 {
+            let Some(text) =
+                self.call(&user, "pick", &schema, &[("menus", menu.render().len())])?
+            else {
+                return Ok(None);
+            };
+            if let Some(last) = self.out.trace.last_mut() {
+                last.kind = "menu".into();
+                last.text = Some(format!("{place}\n{}", menu.render()));
+            }
+            let parsed = reply::read_pick(&text).unwrap_or_default();
+            let mut items: Vec<Item> = Vec::new();
+            let mut wrong: Vec<String> = Vec::new();
+            for k in &parsed.keys {
+                match menu.find(k) {
+                    Some(i) if !items.contains(&i) => items.push(i),
+                    Some(_) => {}
+                    None => wrong.push(k.clone()),
+                }
+            }
+            items.truncate(menu.max_pick);
+            if wrong.is_empty() && !items.is_empty() {
+                let mut e = self.entry("choice");
+                e.text = Some(parsed.reason);
+                e.args = Some(json!(parsed.keys));
+                self.out.trace.push(e);
+                return Ok(Some(items));
+            }
+            let note = if parsed.keys.is_empty() {
+                "Your reply had no pick.".to_string()
+            } else {
+                format!("{} is not a key of the menu.", wrong.join(", "))
+            };
+            let mut e = self.entry(if attempt == 0 { "retry" } else { "fallback" });
+            e.text = Some(note.clone());
+            self.out.trace.push(e);
+            user = format!(
+                "{base}\n\n{note} Pick only from these keys: {}.",
+                menu.keys.join(", ")
+            );
+        }
+        Ok(Some(vec![menu.items[0]]))
+    }
+
+    /// Shows the chosen documents (each within its share, the passages nearest the question
+    /// first) and reads the answer. `true`: answered or refused; `false`: not here, so the walk
+    /// goes on.
+    fn answer(&mut self, chosen: &[usize]) -> Result<bool, AgentError> {
+        let a = self.g.a;
+        let ids: Vec<String> = chosen.iter().map(|&d| a.docs[d].id.clone()).collect();
+        let keys: Vec<String> = (1..=chosen.len()).map(|i| format!("doc-{i}")).collect();
+        let mut shown = Vec::new();
+        for (k, &d) in keys.iter().zip(chosen) {
+            self.seen.insert(Item::Doc(d));
+            let text = super::passages::nearest(&a.docs[d].text, self.question, self.g.doc_chars);
+            self.out.bytes_read += text.len();
+            shown.push((
+                k.clone(),
+                a.cards[d].title.clone(),
+                planted_note(&text) + &text,
+            ));
+        }
+        for id in &ids {
+            if !self.out.fetched.contains(id) {
+                self.out.fetched.push(id.clone());
+            }
+        }
+        let mut e = self.entry("open");
+        e.tool = Some("get_document".into());
+        e.args = Some(json!({"ids": ids}));
+        e.result_bytes = Some(shown.iter().map(|s| s.2.len()).sum());
+        self.out.trace.push(e);
+        let schema = reply::answer_schema(&keys);
+        let base = reply::answer_prompt(self.question, &shown);
+        let doc_chars: usize = shown.iter().map(|s| s.2.len()).sum();
+        let mut user = base.clone();
+        for attempt in 0..2 {
+            let Some(text) = self.call(&user, "answer", &schema, &[("documents", doc_chars)])?
+            else {
+                return Ok(false);
+            };
+            let r = reply::read_answer(&text).unwrap_or_default();
+            let wrong: Vec<&String> = r.cite.iter().filter(|c| !keys.contains(c)).collect();
+            if !wrong.is_empty() && attempt == 0 {
+                let note = format!(
+                    "You cited {}, which you were not shown. Cite only these keys: {}.",
+                    wrong
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    keys.join(", ")
+                );
+                let mut e = self.entry("citation");
+                e.text = Some(note.clone());
+                self.out.trace.push(e);
+                user = format!("{base}\n\n{note}");
+                continue;
+            }
+            return Ok(match self.judge(r, &keys, &ids) {
+                Ok(done) => done,
+                Err(Refused::Answered(why)) => {
+                    self.out.refused = Some(why);
+                    self.out.stopped = "refused".into();
+                    true
+                }
+            });
+        }
+        Ok(false)
+    }
+
+    /// Whether an answer stands: found, citing shown documents (or held by one of them), not
+    /// passing on a planted instruction, and taken from what its documents say.
+    fn judge(
+        &mut self,
+        r: reply::Answer,
+        keys: &[String],
+        ids: &[String],
+    ) -> Result<bool, Refused> {
+        let mut e = self.entry(if r.found { "answer" } else { "not_here" });
+        e.text = Some(r.reason.clone());
+        self.out.trace.push(e);
+        if !r.found {
+            return Ok(false);
+        }
+        let mut answer = r.answer.clone();
+        let mut cited: Vec<String> = Vec::new();
+        for (k, id) in keys.iter().zip(ids) {
+            if answer.contains(&format!("[{k}]")) || r.cite.contains(k) {
+                cited.push(id.clone());
+            }
+            answer = answer.replace(&format!("[{k}]"), &format!("[{id}]"));
+        }
+        let tools = &self.g.tools;
+        if cited.is_empty() {
+            cited = ground::supporting(&answer, ids, tools);
+            self.out.attributed = !cited.is_empty();
+        }
+        if let Some(why) = ground::planted(&answer, ids, tools) {
+            self.out.unverified = answer;
+            return Err(Refused::Answered(why));
+        }
+        let unsupported = ground::unsupported(&answer, &cited, tools);
+        if cited.is_empty() || unsupported.is_some() {
+            let mut e = self.entry("support");
+            e.text = Some(match unsupported {
+                Some(share) => ground::unsupported_note(share, &cited),
+                None => "the answer cites no document shown and none holds what it says".into(),
+            });
+            self.out.trace.push(e);
+            self.out.attributed = false;
+            self.out.unverified = answer;
+            return Ok(false);
+        }
+        self.out.answer = answer;
+        self.out.cited = cited;
+        self.out.unverified.clear();
+        self.out.stopped = "answered".into();
+        Ok(true)
+    }
+
+    /// One model call: the request, its reply's text and usage in the answer and trace, and the
+    /// estimated tokens of each part of the prompt. `None`: the cap of model calls is reached.
+    fn call(
+        &mut self,
+        user: &str,
+        name: &str,
+        schema: &Value,
+        parts: &[(&str, usize)],
+    ) -> Result<Option<String>, AgentError> {
+        if self.out.turns >= self.g.max_steps {
+            let e = self.entry("budget");
+            self.out.trace.push(e);
+            return Ok(None);
+        }
+        let body = self.g.body(user, name, schema);
+        let sent = self.g.chat.send(&body)?;
+        let kind = self.g.chat.kind;
+        let r = wire::reply(kind, &sent.body).map_err(|message| AgentError::Reply {
+            url: self.g.chat.url.clone(),
+            message,
+        })?;
+        self.out.turns += 1;
+        self.out.seconds += sent.seconds;
+        self.out.input_tokens += r.input_tokens;
+        self.out.output_tokens += r.output_tokens;
+        let mut counted = 0;
+        let mut add = |part: &str, chars: usize| {
+            counted += chars;
+            *self.out.prompt_parts.entry(part.into()).or_default() += chars.div_ceil(4) as u64;
+        };
+        add("system", reply::SYSTEM.len());
+        add("question", self.question.len());
+        for (part, chars) in parts {
+            add(part, *chars);
+        }
+        let rest = (reply::SYSTEM.len() + user.len()).saturating_sub(counted);
+        *self.out.prompt_parts.entry("format".into()).or_default() += rest.div_ceil(4) as u64;
+        let mut e = self.entry(name);
+        e.input_tokens = r.input_tokens;
+        e.output_tokens = r.output_tokens;
+        self.out.trace.push(e);
+        Ok(Some(r.text))
+    }
+
+    fn entry(&self, kind: &str) -> TraceEntry {
+        TraceEntry {
+            turn: self.out.turns,
+            kind: kind.into(),
+            ..TraceEntry::default()
+        }
+    }
+}
+
+/// For a document with sentences that ingest flags as planted instructions, a line naming them
+/// before it; nothing for any other document.
+fn planted_note(text: &str) -> String {
+    let flags = crate::planted::flags(text);
+    if flags.is_empty() {
+        return String::new();
+    }
+    format!(
+        "(This document has {} sentence(s) that address AI models or ask readers to send secrets: {})\n",
+        flags.len(),
+        crate::serve::agent::protocol::PLANTED_NOTE
+    )
+}

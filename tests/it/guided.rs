@@ -1,0 +1,301 @@
+//! The guided walk for small models against a scripted OpenAI-compatible server that refuses a
+//! guided request without an enum schema and (where set) one longer than its context, as
+//! llama.cpp does: a walk down two levels, a backtrack after "not here", a choice outside the
+//! menu asked again once, the step cap, a citation of a document not shown refused, and
+//! `c2s eval --methods guided` stopping at its time budget and resuming from the memo.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::common::build_example;
+use crate::llm_server::{Server, guided_keys};
+use crate::serve::{ask, oa_text};
+
+/// `c2s ask` on the example output, guided; stdout and the trace.
+fn guided_ask(out: &Path, server: &Server, extra: &[&str], trace: &Path) -> (String, Value) {
+    let mut sets = vec!["agent.protocol=\"guided\""];
+    sets.extend_from_slice(extra);
+    let o = ask(out, server, "openai", &sets, trace);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let t: Value = serde_json::from_slice(&std::fs::read(trace).unwrap()).unwrap();
+    (String::from_utf8_lossy(&o.stdout).into_owned(), t)
+}
+
+fn kinds(t: &Value) -> Vec<String> {
+    t["trace"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn pick(key: &str) -> Value {
+    oa_text(&json!({"reason": "test", "pick": [key]}).to_string())
+}
+
+#[test]
+fn a_small_local_model_walks_two_levels_by_menus_and_answers_from_what_it_opened() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, _) = build_example(tmp.path());
+    let server = Server::start();
+    // Every prompt fits a small model's context.
+    server.set_context(2048);
+    let trace = tmp.path().join("t.json");
+    // No protocol set: a model named as small on a loopback server is guided by default.
+    let o = ask(
+        &out,
+        &server,
+        "openai",
+        &["llm.model=\"qwen2.5-coder-0.5b-instruct\""],
+        &trace,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let t: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    assert_eq!(t["protocol"], "guided", "{t}");
+    assert_eq!(t["stopped"], "answered", "{t}");
+    let k = kinds(&t);
+    let menus = k.iter().filter(|k| *k == "menu").count();
+    assert!(menus >= 2, "a menu per level: {k:?}");
+    assert!(k.contains(&"open".to_string()) && k.contains(&"answer".to_string()));
+    // Each menu is in the trace, and each request's choices were the menu's keys.
+    let first_menu = t["trace"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "menu")
+        .unwrap();
+    assert!(
+        first_menu["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Top-level skills")
+    );
+    for r in server.requests() {
+        assert!(r.stage().starts_with("guided"), "{}", r.stage());
+        assert!(!guided_keys(&r.body).is_empty());
+        assert!(guided_keys(&r.body).len() <= 12, "a menu is cut to a dozen");
+    }
+    let cited: Vec<&str> = t["cited"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let fetched = t["fetched"].as_array().unwrap();
+    assert!(!cited.is_empty() && cited.iter().all(|c| fetched.iter().any(|f| f == c)));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains(&format!("[{}]", cited[0])),
+        "the key is rewritten to the id: {stdout}"
+    );
+    assert!(stdout.contains("sources:"), "{stdout}");
+    // Tokens are counted by part of the prompt.
+    for part in ["system", "question", "menus", "documents", "format"] {
+        assert!(t["prompt_parts"][part].as_u64().unwrap() > 0, "{part}: {t}");
+    }
+}
+
+#[test]
+fn not_here_backs_the_walk_up_to_the_next_choice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, _) = build_example(tmp.path());
+    let server = Server::start();
+    server.script(
+        "guided_answer",
+        vec![oa_text(
+            &json!({"reason": "These are about something else.", "found": false, "answer": "", "cite": []}).to_string(),
+        )],
+    );
+    let trace = tmp.path().join("t.json");
+    let (_, t) = guided_ask(&out, &server, &[], &trace);
+    let k = kinds(&t);
+    let not_here = k
+        .iter()
+        .position(|k| k == "not_here")
+        .expect("a not-here step");
+    assert!(
+        k[not_here..].contains(&"open".to_string()),
+        "the walk opened other documents after backing up: {k:?}"
+    );
+    assert_eq!(t["stopped"], "answered", "{t}");
+    // The documents of the first try are not offered again, so the answer cites later ones.
+    let opens: Vec<&Value> = t["trace"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "open")
+        .collect();
+    let first: Vec<&Value> = opens[0]["args"]["ids"].as_array().unwrap().iter().collect();
+    for c in t["cited"].as_array().unwrap() {
+        assert!(!first.contains(&c), "{c} was shown in the first try");
+    }
+}
+
+#[test]
+fn a_choice_outside_the_menu_is_asked_again_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, _) = build_example(tmp.path());
+    let server = Server::start();
+    server.script("guided", vec![pick("no-such-skill")]);
+    let trace = tmp.path().join("t.json");
+    let (_, t) = guided_ask(&out, &server, &[], &trace);
+    let k = kinds(&t);
+    assert_eq!(k.iter().filter(|k| *k == "retry").count(), 1, "{k:?}");
+    assert!(!k.contains(&"fallback".to_string()));
+    let second = &server.requests()[1];
+    assert!(
+        second
+            .user()
+            .contains("no-such-skill is not a key of the menu"),
+        "{}",
+        second.user()
+    );
+    assert_eq!(t["stopped"], "answered");
+    // Wrong twice: the navigator's first option stands in and the walk goes on.
+    let server = Server::start();
+    server.script("guided", vec![pick("nope"), pick("still-nope")]);
+    let (_, t) = guided_ask(&out, &server, &[], &trace);
+    assert!(kinds(&t).contains(&"fallback".to_string()));
+    assert_eq!(t["stopped"], "answered");
+}
+
+#[test]
+fn the_walk_stops_at_the_step_cap() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, _) = build_example(tmp.path());
+    let server = Server::start();
+    let not_here =
+        oa_text(&json!({"reason": "no", "found": false, "answer": "", "cite": []}).to_string());
+    server.script("guided_answer", vec![not_here; 20]);
+    let trace = tmp.path().join("t.json");
+    let (stdout, t) = guided_ask(&out, &server, &["agent.max_turns=4"], &trace);
+    assert_eq!(t["stopped"], "budget", "{t}");
+    assert_eq!(t["turns"], 4);
+    assert_eq!(server.requests().len(), 4);
+    assert!(
+        stdout.starts_with("No answer: the agent used its 4 model calls"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn an_answer_citing_a_document_it_was_not_shown_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, _) = build_example(tmp.path());
+    let server = Server::start();
+    server.script(
+        "guided_answer",
+        vec![oa_text(
+            &json!({"reason": "r", "found": true, "answer": "Deploy it [doc-9].", "cite": ["doc-9"]}).to_string(),
+        )],
+    );
+    let trace = tmp.path().join("t.json");
+    let (_, t) = guided_ask(&out, &server, &[], &trace);
+    assert!(kinds(&t).contains(&"citation".to_string()), "{t}");
+    let answers: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.stage() == "guided_answer")
+        .collect();
+    assert!(
+        answers[1]
+            .user()
+            .contains("You cited doc-9, which you were not shown")
+    );
+    assert_eq!(t["stopped"], "answered");
+    assert!(!t["answer"].as_str().unwrap().contains("doc-9"));
+}
+
+fn dataset(dir: &Path, n: usize) {
+    std::fs::create_dir_all(dir).unwrap();
+    let corpus: String = (0..n)
+        .map(|i| json!({"id": format!("d{i}"), "title": format!("Topic {i}"), "text": format!("Topic {i} explains feature {i} in detail.")}).to_string() + "\n")
+        .collect();
+    std::fs::write(dir.join("corpus.jsonl"), corpus).unwrap();
+    let queries: String = (0..n)
+        .map(|i| json!({"id": format!("q{i}"), "question": format!("What does topic {i} explain?"), "answer": format!("feature {i}"), "gold_ids": [format!("d{i}")]}).to_string() + "\n")
+        .collect();
+    std::fs::write(dir.join("queries.jsonl"), queries).unwrap();
+}
+
+/// `c2s eval --methods rag,guided` on the dataset, with a memo of its own; the report and stderr.
+fn eval(tmp: &Path, server: &Server, extra: &[&str]) -> (Value, String) {
+    let json_out = tmp.join("eval.json");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_c2s"));
+    cmd.args(["eval", "--data", tmp.join("data").to_str().unwrap()])
+        .args(["--methods", "rag,guided"])
+        .args(["--json", json_out.to_str().unwrap()])
+        .args(["--out", tmp.join("tree").to_str().unwrap()])
+        .args(extra)
+        .current_dir(tmp);
+    for s in [
+        "llm.backend=\"openai\"".to_string(),
+        format!("llm.base_url=\"{}/v1\"", server.url),
+        "llm.model=\"m\"".into(),
+        "llm.limits.concurrency=1".into(),
+        format!(
+            "cache.path={:?}",
+            tmp.join("memo.sqlite").display().to_string()
+        ),
+    ] {
+        cmd.args(["--set", &s]);
+    }
+    let o = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{stderr}");
+    (
+        serde_json::from_slice(&std::fs::read(json_out).unwrap()).unwrap(),
+        stderr,
+    )
+}
+
+#[test]
+fn eval_stops_at_its_time_budget_and_goes_on_from_the_memo() {
+    let tmp = tempfile::tempdir().unwrap();
+    dataset(&tmp.path().join("data"), 4);
+    let server = Server::start();
+    server.set_latency(Duration::from_millis(400));
+    // 0.6 s: the first question (a rag call and a guided walk, 400 ms a call) outlasts it.
+    let (r, stderr) = eval(tmp.path(), &server, &["--max-minutes", "0.01"]);
+    assert!(
+        stderr.contains("questions answered by every method"),
+        "{stderr}"
+    );
+    let first = r["summaries"]["guided"]["queries"].as_u64().unwrap();
+    assert!((1..4).contains(&first), "{first} of 4 within the budget");
+    assert_eq!(r["summaries"]["rag"]["queries"].as_u64().unwrap(), first);
+    let asked: Vec<String> = server.requests().iter().map(|q| q.user()).collect();
+    // Again without a budget: the answered questions are replayed, the rest asked.
+    server.set_latency(Duration::ZERO);
+    let before = server.requests().len();
+    let (r, _) = eval(tmp.path(), &server, &[]);
+    assert_eq!(r["summaries"]["guided"]["queries"], 4);
+    let again: Vec<String> = server.requests()[before..]
+        .iter()
+        .map(|q| q.user())
+        .collect();
+    for q in &asked {
+        assert!(!again.contains(q), "asked twice: {q}");
+    }
+    let guided: Vec<&Value> = r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["method"] == "guided")
+        .collect();
+    assert!(
+        guided.iter().all(|x| x["stopped"] == "answered"),
+        "{guided:?}"
+    );
+    assert!(
+        r["answer_comparisons"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .any(|k| k.starts_with("guided vs rag"))
+    );
+}
