@@ -30,6 +30,35 @@ pub fn extract_json(text: &str) -> Option<Parsed<Value>> {
     None
 }
 
+/// The string a JSON object cut off by the output limit had begun for `field` (`{"answer": "To
+/// start, open…` gives `To start, open…`): what a reply that ran out of tokens did say.
+/// `None` when the text starts no such string.
+pub fn cut_string_field(text: &str, field: &str) -> Option<String> {
+    let key = format!("\"{field}\"");
+    let after = &text[text.find(&key)? + key.len()..];
+    let rest = after
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start()
+        .strip_prefix('"')?;
+    let mut out = String::new();
+    let mut chars = rest.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => break,
+            '\\' => match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some(other) => out.push(other),
+                None => break,
+            },
+            c => out.push(c),
+        }
+    }
+    let out = out.trim().to_string();
+    (!out.is_empty()).then_some(out)
+}
+
 /// A card from `{"title", "one_line", "phrases"}`, its phrases checked against the document;
 /// `Err` names what is missing.
 pub fn card(text: &str, doc: &Source) -> Result<Parsed<Card>, String> {
@@ -233,6 +262,16 @@ fn clean_text(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_string_cut_by_the_output_limit_is_read() {
+        let cut = "{\n  \"answer\": \"Open \\\"Settings\\\".\\nThen click Save and";
+        assert_eq!(
+            cut_string_field(cut, "answer").as_deref(),
+            Some("Open \"Settings\".\nThen click Save and")
+        );
+        assert_eq!(cut_string_field("{\"cite\": []}", "answer"), None);
+    }
 
     #[test]
     fn json_in_fences_and_prose() {

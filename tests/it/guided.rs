@@ -299,3 +299,39 @@ fn eval_stops_at_its_time_budget_and_goes_on_from_the_memo() {
             .any(|k| k.starts_with("guided vs rag"))
     );
 }
+
+#[test]
+fn the_small_model_bench_script_runs_every_answering_method() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("tiny-set");
+    dataset(&data, 3);
+    let server = Server::start();
+    let o = Command::new(crate::common::repo().join("scripts/bench-small-models.sh"))
+        .args(["0.5b", "2", "5", data.to_str().unwrap()])
+        .env("C2S_BIN", env!("CARGO_BIN_EXE_c2s"))
+        .env("BENCH_BASE_URL", format!("{}/v1", server.url))
+        .env("BENCH_RESULTS", tmp.path())
+        .env("BENCH_CACHE", tmp.path().join("cache"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let file = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            let n = p.file_name().unwrap().to_string_lossy();
+            n.starts_with("tiny-set-qwen2.5-coder-0.5b-") && n.ends_with(".json")
+        })
+        .unwrap_or_else(|| panic!("no results file: {stdout}"));
+    let r: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+    for m in ["rag", "agentic-search", "agent", "guided"] {
+        assert_eq!(r["summaries"][m]["queries"], 2, "{m}");
+    }
+    assert_eq!(r["model"], "openai:qwen2.5-coder-0.5b-instruct-q4_k_m");
+    assert!(stdout.contains("| guided | 2 |"), "{stdout}");
+}

@@ -2,7 +2,8 @@
 //! (with a free port), against Qwen2.5-Coder-0.5B-Instruct on llama.cpp's server. The example
 //! corpus builds with `backend = "openai"` and every LLM stage reports how its answers parsed;
 //! `c2s ask` opens documents for two questions and stops within the step cap, showing an answer
-//! only with its sources. Then the example with the 20 planted pages of `planted.rs` mixed in:
+//! only with its sources; the guided walk answers one question citing a document it opened.
+//! Then the example with the 20 planted pages of `planted.rs` mixed in:
 //! every planted page is warned about, and none of its planted text reaches a navigation file.
 
 use std::path::PathBuf;
@@ -163,6 +164,24 @@ fn a_real_local_model_builds_the_example_and_answers() {
         }
     }
     eprintln!("{answered} of 2 questions answered grounded");
+
+    // The guided walk: the model picks from menus and answers from what it was shown, citing
+    // an opened document.
+    let o = sh(
+        dir,
+        "c2s ask --config examples/c2s.toml --set 'agent.protocol=\"guided\"' --json \"How do I turn on two-factor authentication?\"",
+    );
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)));
+    eprintln!("guided: {r}");
+    assert_eq!(r["protocol"], "guided");
+    assert_eq!(r["stopped"], "answered", "{r}");
+    let fetched = r["fetched"].as_array().unwrap();
+    let cited = r["cited"].as_array().unwrap();
+    assert!(
+        !cited.is_empty() && cited.iter().all(|c| fetched.contains(c)),
+        "{r}"
+    );
 
     // The example with the 37 planted pages of `planted.rs` mixed in, built by the same model
     // into another output (the example's cards come from the memo): every planted page is

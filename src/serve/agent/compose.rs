@@ -129,7 +129,11 @@ pub fn read(text: &str, given: &[&str]) -> (String, Vec<String>) {
                 .collect();
             (a.trim().to_string(), cite)
         }
-        None => (text.trim().to_string(), Vec::new()),
+        // A JSON answer cut off by the output limit: the answer it had begun.
+        None => match crate::llm::parse::cut_string_field(text, "answer") {
+            Some(a) => (a, Vec::new()),
+            None => (text.trim().to_string(), Vec::new()),
+        },
     };
     let id_of = |c: &str| -> Option<String> {
         let by_key = (0..given.len()).find(|&i| key(i) == c).map(|i| given[i]);
@@ -181,6 +185,11 @@ mod tests {
         assert_eq!(
             (a.as_str(), c),
             ("Plain [d2, d3].", vec!["d2".to_string(), "d3".to_string()])
+        );
+        let (a, c) = read("{\"answer\": \"Open it [doc-3] and", &given);
+        assert_eq!(
+            (a.as_str(), c),
+            ("Open it [d3] and", vec!["d3".to_string()])
         );
         assert_eq!(
             bracketed("Plain [d2, d3].").collect::<Vec<_>>(),

@@ -40,26 +40,22 @@ pub fn answer_prompt(question: &str, docs: &[(String, String, String)]) -> Strin
             "<document key=\"{key}\" title=\"{title}\">\n{text}\n</document>\n"
         ));
     }
-    s.push_str(
-        "\nIf the documents answer the question, set found to true and answer from what they say. ",
-    );
-    s.push_str(crate::serve::agent::compose::ANSWER_FORMAT);
-    s.push_str(" If they do not answer it, set found to false and leave answer empty.\nReply: {\"reason\": \"<one short sentence>\", \"found\": true, \"answer\": \"<answer, citing [key]>\", \"cite\": [\"<key>\"]}");
+    s.push_str("\nIf the documents answer the question, set found to true, list the keys of the documents you use in cite, and write the answer from what they say: a direct first sentence, then only the necessary details, at most about 150 words. If they do not answer it, set found to false and leave cite and answer empty.\nReply: {\"reason\": \"<one short sentence>\", \"found\": true, \"cite\": [\"<key>\"], \"answer\": \"<the answer>\"}");
     s
 }
 
-/// The schema of an answer: a reason, whether the documents hold it, the answer, and
-/// citations limited to the documents shown.
+/// The schema of an answer: a reason, whether the documents hold it, citations limited to the
+/// documents shown, then the answer (written after choosing what it comes from).
 pub fn answer_schema(keys: &[String]) -> Value {
     json!({
         "type": "object",
         "properties": {
             "reason": {"type": "string", "maxLength": 200},
             "found": {"type": "boolean"},
-            "answer": {"type": "string", "maxLength": 1200},
             "cite": {"type": "array", "items": {"type": "string", "enum": keys}, "maxItems": keys.len()},
+            "answer": {"type": "string", "maxLength": 1200},
         },
-        "required": ["reason", "found", "answer", "cite"],
+        "required": ["reason", "found", "cite", "answer"],
         "additionalProperties": false,
     })
 }
@@ -93,7 +89,24 @@ pub fn read_pick(text: &str) -> Option<Pick> {
 /// Reads an answer. `found` missing is read from whether an answer was written; `None`: no JSON
 /// object at all.
 pub fn read_answer(text: &str) -> Option<Answer> {
-    let v = extract_json(text)?.value;
+    let Some(v) = extract_json(text).map(|p| p.value) else {
+        // Cut off by the output limit while writing the answer: what it had written.
+        let answer = crate::llm::parse::cut_string_field(text, "answer")?;
+        let v: Value = serde_json::from_str(&format!(
+            "{}}}",
+            text.split("\"answer\"")
+                .next()?
+                .trim_end()
+                .trim_end_matches(',')
+        ))
+        .unwrap_or_default();
+        return Some(Answer {
+            reason: v["reason"].as_str().unwrap_or("").to_string(),
+            found: true,
+            cite: strings(&v["cite"]),
+            answer,
+        });
+    };
     let answer = v["answer"].as_str().unwrap_or("").trim().to_string();
     Some(Answer {
         reason: v["reason"].as_str().unwrap_or("").trim().to_string(),
@@ -116,6 +129,20 @@ fn strings(v: &Value) -> Vec<String> {
     }
 }
 
+/// How many words an answer says besides its `[key]` citations.
+pub fn own_words(answer: &str) -> usize {
+    let mut rest = answer.to_string();
+    while let (Some(a), Some(b)) = (rest.find('['), rest.find(']')) {
+        if b < a {
+            break;
+        }
+        rest.replace_range(a..=b, " ");
+    }
+    rest.split_whitespace()
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+        .count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,6 +158,10 @@ mod tests {
         assert!(!a.found, "an empty answer is not found");
         let a = read_answer("{\"answer\": \"Yes [doc-1].\", \"cite\": [\"doc-1\"]}").unwrap();
         assert!(a.found && a.cite == vec!["doc-1"]);
+        // Cut off by the output limit while writing the answer.
+        let a = read_answer("{\"reason\": \"r\", \"found\": true, \"cite\": [\"doc-2\"], \"answer\": \"Open Settings and")
+            .unwrap();
+        assert!(a.found && a.cite == vec!["doc-2"] && a.answer == "Open Settings and");
         let s = pick_schema(&["a".into(), "b".into()], 2);
         assert_eq!(s["properties"]["pick"]["items"]["enum"], json!(["a", "b"]));
         assert_eq!(s["required"], json!(["reason", "pick"]));

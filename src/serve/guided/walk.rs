@@ -220,18 +220,29 @@ impl<'g, 'a> Walk<'g, 'a> {
                 return Ok(false);
             };
             let r = reply::read_answer(&text).unwrap_or_default();
-            let wrong: Vec<&String> = r.cite.iter().filter(|c| !keys.contains(c)).collect();
-            if !wrong.is_empty() && attempt == 0 {
-                let note = format!(
-                    "You cited {}, which you were not shown. Cite only these keys: {}.",
-                    wrong
-                        .iter()
-                        .map(|s| s.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    keys.join(", ")
-                );
-                let mut e = self.entry("citation");
+            let wrong: Vec<&str> = r
+                .cite
+                .iter()
+                .map(String::as_str)
+                .filter(|c| !keys.iter().any(|k| k == c))
+                .collect();
+            let note = if !wrong.is_empty() {
+                Some((
+                    "citation",
+                    format!(
+                        "You cited {}, which you were not shown. Cite only these keys: {}.",
+                        wrong.join(", "),
+                        keys.join(", ")
+                    ),
+                ))
+            } else if r.found && reply::own_words(&r.answer) < 3 {
+                // A small model may put only the citation where the answer goes.
+                Some(("wordless", "Your answer said nothing but its citation: write the answer itself in answer, from what the documents say, and their keys in cite.".to_string()))
+            } else {
+                None
+            };
+            if let Some((kind, note)) = note.filter(|_| attempt == 0) {
+                let mut e = self.entry(kind);
                 e.text = Some(note.clone());
                 self.out.trace.push(e);
                 user = format!("{base}\n\n{note}");
