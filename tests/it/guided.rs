@@ -306,8 +306,22 @@ fn the_small_model_bench_script_runs_every_answering_method() {
     let data = tmp.path().join("tiny-set");
     dataset(&data, 3);
     let server = Server::start();
-    let o = Command::new(crate::common::repo().join("scripts/bench-small-models.sh"))
-        .args(["0.5b", "2", "5", data.to_str().unwrap()])
+    // The guide's command, on a set of three questions and against the loopback server.
+    let block = crate::common::doc_block("evaluation.md", "With a small local model:", "sh");
+    let line = block
+        .lines()
+        .find(|l| l.starts_with("scripts/bench-small-models.sh"))
+        .unwrap();
+    let args: Vec<&str> = line
+        .split(" #")
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(args[1..], ["0.5b", "20", "60"], "{line}");
+    let o = Command::new(crate::common::repo().join(args[0]))
+        .args(&args[1..])
+        .arg(&data)
         .env("C2S_BIN", env!("CARGO_BIN_EXE_c2s"))
         .env("BENCH_BASE_URL", format!("{}/v1", server.url))
         .env("BENCH_RESULTS", tmp.path())
@@ -330,8 +344,8 @@ fn the_small_model_bench_script_runs_every_answering_method() {
         .unwrap_or_else(|| panic!("no results file: {stdout}"));
     let r: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
     for m in ["rag", "agentic-search", "agent", "guided"] {
-        assert_eq!(r["summaries"][m]["queries"], 2, "{m}");
+        assert_eq!(r["summaries"][m]["queries"], 3, "{m}");
     }
     assert_eq!(r["model"], "openai:qwen2.5-coder-0.5b-instruct-q4_k_m");
-    assert!(stdout.contains("| guided | 2 |"), "{stdout}");
+    assert!(stdout.contains("| guided | 3 |"), "{stdout}");
 }

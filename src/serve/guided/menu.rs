@@ -10,8 +10,9 @@ pub const MENU_MAX: usize = 12;
 /// Most options one pick takes: groups (a beam of two), documents (three to open).
 pub const PICK_GROUPS: usize = 2;
 pub const PICK_DOCS: usize = 3;
-/// Characters of a row's description.
-const ROW_CHARS: usize = 160;
+/// Characters of a row's description: menus were 40–60% of a walk's prompt tokens with 160
+/// (wixqa-sample, Qwen2.5-Coder-0.5B); a row's first 110 characters carry its topic.
+const ROW_CHARS: usize = 110;
 
 /// One option: a group (tree node) or a document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -238,6 +238,8 @@ impl<'g, 'a> Walk<'g, 'a> {
             } else if r.found && reply::own_words(&r.answer) < 3 {
                 // A small model may put only the citation where the answer goes.
                 Some(("wordless", "Your answer said nothing but its citation: write the answer itself in answer, from what the documents say, and their keys in cite.".to_string()))
+            } else if r.found && reply::restates(&r.answer, self.question) {
+                Some(("restated", "Your answer repeated the question: answer it from what the documents say, starting with a direct sentence.".to_string()))
             } else {
                 None
             };
