@@ -219,6 +219,10 @@ impl<'g, 'a> Walk<'g, 'a> {
             else {
                 return Ok(false);
             };
+            // The call's entry is the documents shown; the verdict gets its own entry.
+            if let Some(last) = self.out.trace.last_mut() {
+                last.kind = "documents".into();
+            }
             let r = reply::read_answer(&text).unwrap_or_default();
             let wrong: Vec<&str> = r
                 .cite
