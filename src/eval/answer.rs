@@ -9,7 +9,7 @@ use super::metrics::{citation_precision, citation_recall};
 use crate::llm::chat::Chat;
 use crate::llm::wire;
 use crate::serve::agent::compose::{self, Given};
-use crate::serve::agent::{Agent, AgentAnswer};
+use crate::serve::agent::{Agent, AgentAnswer, AgentError};
 use crate::serve::compiled::Compiled;
 use crate::serve::guided::Guided;
 
@@ -105,18 +105,17 @@ impl From<AgentAnswer> for Answered {
 /// One question through an agent; a failed question (a refused request, a context overflow)
 /// is recorded, not fatal to the evaluation.
 pub fn ask_agent(agent: &Agent, question: &str) -> Answered {
-    match agent.ask(question) {
-        Ok(r) => r.into(),
-        Err(e) => Answered {
-            stopped: format!("error: {e}"),
-            ..Answered::default()
-        },
-    }
+    recorded(agent.ask(question))
 }
 
 /// One question through the guided walk, recorded like [`ask_agent`]'s.
 pub fn ask_guided(guided: &Guided, question: &str, query_vec: &[f32]) -> Answered {
-    match guided.ask(question, query_vec) {
+    recorded(guided.ask(question, query_vec))
+}
+
+/// An agent's answer, or its error as the question's outcome.
+fn recorded(r: Result<AgentAnswer, AgentError>) -> Answered {
+    match r {
         Ok(r) => r.into(),
         Err(e) => Answered {
             stopped: format!("error: {e}"),

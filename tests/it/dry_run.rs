@@ -73,15 +73,22 @@ fn edit(file: &Path, line: &str) {
     std::fs::write(file, text).unwrap();
 }
 
-#[test]
-fn the_dry_run_predicts_each_stage_of_the_next_build() {
-    let server = Server::start();
+/// 60 synthetic pages built once with the loopback model `server`, in a temporary folder.
+fn built_with(server: &Server) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     synth_corpus(&dir.join("docs"), 60, 4, 11);
-    config(dir, &openai(&server, ""), "");
+    config(dir, &openai(server, ""), "");
     let first = build(dir, &["-q"]);
     assert!(first.status.success(), "{}", err(&first));
+    tmp
+}
+
+#[test]
+fn the_dry_run_predicts_each_stage_of_the_next_build() {
+    let server = Server::start();
+    let tmp = built_with(&server);
+    let dir = tmp.path();
     let docs = pages(dir);
     type Change<'a> = Box<dyn Fn() + 'a>;
     let steps: Vec<(&str, Change)> = vec![
@@ -186,12 +193,8 @@ fn offline_the_dry_run_is_exact_and_gives_no_upper_bound() {
 fn a_model_whose_summaries_follow_their_input_reaches_the_upper_bound() {
     let server = Server::start();
     server.vary_summaries();
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = built_with(&server);
     let dir = tmp.path();
-    synth_corpus(&dir.join("docs"), 60, 4, 11);
-    config(dir, &openai(&server, ""), "");
-    let first = build(dir, &["-q"]);
-    assert!(first.status.success(), "{}", err(&first));
     let doc = pages(dir).remove(3);
     edit(&doc, "\nOne more sentence about the weather.\n");
     let Step {

@@ -4,7 +4,7 @@
 //! menu asked again once, the step cap, a citation of a document not shown refused, and
 //! `c2s eval --methods guided` stopping at its time budget and resuming from the memo.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -33,15 +33,25 @@ fn kinds(t: &Value) -> Vec<String> {
         .collect()
 }
 
+/// A scripted reply: the JSON object as the message's text.
+fn reply(v: Value) -> Value {
+    oa_text(&v.to_string())
+}
+
 fn pick(key: &str) -> Value {
-    oa_text(&json!({"reason": "test", "pick": [key]}).to_string())
+    reply(json!({"reason": "test", "pick": [key]}))
+}
+
+/// The example built into a temporary folder, and a loopback server.
+fn example() -> (tempfile::TempDir, PathBuf, Server) {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, _) = build_example(tmp.path());
+    (tmp, out, Server::start())
 }
 
 #[test]
 fn a_small_local_model_walks_two_levels_by_menus_and_answers_from_what_it_opened() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (out, _) = build_example(tmp.path());
-    let server = Server::start();
+    let (tmp, out, server) = example();
     // Every prompt fits a small model's context.
     server.set_context(2048);
     let trace = tmp.path().join("t.json");
@@ -102,14 +112,10 @@ fn a_small_local_model_walks_two_levels_by_menus_and_answers_from_what_it_opened
 
 #[test]
 fn not_here_backs_the_walk_up_to_the_next_choice() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (out, _) = build_example(tmp.path());
-    let server = Server::start();
+    let (tmp, out, server) = example();
     server.script(
         "guided_answer",
-        vec![oa_text(
-            &json!({"reason": "These are about something else.", "found": false, "answer": "", "cite": []}).to_string(),
-        )],
+        vec![reply(json!({"reason": "These are about something else.", "found": false, "answer": "", "cite": []}))],
     );
     let trace = tmp.path().join("t.json");
     let (_, t) = guided_ask(&out, &server, &[], &trace);
@@ -138,9 +144,7 @@ fn not_here_backs_the_walk_up_to_the_next_choice() {
 
 #[test]
 fn a_choice_outside_the_menu_is_asked_again_once() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (out, _) = build_example(tmp.path());
-    let server = Server::start();
+    let (tmp, out, server) = example();
     server.script("guided", vec![pick("no-such-skill")]);
     let trace = tmp.path().join("t.json");
     let (_, t) = guided_ask(&out, &server, &[], &trace);
@@ -166,11 +170,8 @@ fn a_choice_outside_the_menu_is_asked_again_once() {
 
 #[test]
 fn the_walk_stops_at_the_step_cap() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (out, _) = build_example(tmp.path());
-    let server = Server::start();
-    let not_here =
-        oa_text(&json!({"reason": "no", "found": false, "answer": "", "cite": []}).to_string());
+    let (tmp, out, server) = example();
+    let not_here = reply(json!({"reason": "no", "found": false, "answer": "", "cite": []}));
     server.script("guided_answer", vec![not_here; 20]);
     let trace = tmp.path().join("t.json");
     let (stdout, t) = guided_ask(&out, &server, &["agent.max_turns=4"], &trace);
@@ -185,14 +186,10 @@ fn the_walk_stops_at_the_step_cap() {
 
 #[test]
 fn an_answer_citing_a_document_it_was_not_shown_is_refused() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (out, _) = build_example(tmp.path());
-    let server = Server::start();
+    let (tmp, out, server) = example();
     server.script(
         "guided_answer",
-        vec![oa_text(
-            &json!({"reason": "r", "found": true, "answer": "Deploy it [doc-9].", "cite": ["doc-9"]}).to_string(),
-        )],
+        vec![reply(json!({"reason": "r", "found": true, "answer": "Deploy it [doc-9].", "cite": ["doc-9"]}))],
     );
     let trace = tmp.path().join("t.json");
     let (_, t) = guided_ask(&out, &server, &[], &trace);

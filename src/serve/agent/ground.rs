@@ -111,8 +111,8 @@ pub fn unsupported(answer: &str, cited: &[String], tools: &Tools) -> Option<f64>
     (share < FROM_CITED).then_some(share)
 }
 
-/// The distinct words of a text that carry content (3 letters or more, not a stopword).
-fn content_words(text: &str) -> Vec<String> {
+/// The distinct words of a text that carry content (3 letters or more, not a stopword), sorted.
+pub fn content_words(text: &str) -> Vec<String> {
     let mut words: Vec<String> = crate::text::words(text)
         .filter(|w| w.chars().count() >= 3 && !crate::text::is_stopword(w))
         .collect();

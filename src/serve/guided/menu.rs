@@ -57,21 +57,26 @@ impl Menu {
             .map(Item::Node)
             .collect();
         items.truncate(MENU_MAX);
-        let room = MENU_MAX - items.len();
-        items.extend(route.rank_docs(&docs).into_iter().take(room).map(Item::Doc));
+        let groups_shown = items.len();
+        items.extend(
+            route
+                .rank_docs(&docs)
+                .into_iter()
+                .take(MENU_MAX - groups_shown)
+                .map(Item::Doc),
+        );
         if items.is_empty() {
             return None;
         }
-        let has_docs = items.iter().any(|i| matches!(i, Item::Doc(_)));
-        let has_groups = items.iter().any(|i| matches!(i, Item::Node(_)));
-        let max_pick = match (has_groups, has_docs) {
-            (true, false) => PICK_GROUPS,
-            _ => PICK_DOCS,
+        // Groups alone: a beam of two; documents among the options: three to open.
+        let max_pick = if groups_shown == items.len() {
+            PICK_GROUPS
+        } else {
+            PICK_DOCS
         }
         .min(items.len());
         let mut keys: Vec<String> = Vec::with_capacity(items.len());
         let mut rows = Vec::with_capacity(items.len());
-        let mut doc_n = 0;
         for item in &items {
             let (key, row) = match *item {
                 Item::Node(n) => {
@@ -95,10 +100,9 @@ impl Menu {
                     )
                 }
                 Item::Doc(d) => {
-                    doc_n += 1;
                     let c = &a.cards[d];
                     (
-                        format!("doc-{doc_n}"),
+                        crate::serve::agent::compose::key(keys.len() - groups_shown),
                         format!("- {{key}} (document): {}", describe(&c.title, &c.one_line)),
                     )
                 }

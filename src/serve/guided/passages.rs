@@ -2,6 +2,8 @@
 //! passages (paragraphs) that share the most words with the question, chosen nearest first and
 //! shown in the document's order.
 
+use crate::serve::agent::ground::content_words;
+
 /// The text of a document within `max` characters: the whole text, or the passages that hold
 /// the most of the question's content words (chosen in that order, ties by position, while they
 /// fit), in the document's order, a `…` line where passages were left out.
@@ -9,7 +11,7 @@ pub fn nearest(text: &str, question: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }
-    let wanted: std::collections::HashSet<String> = content_words(question).collect();
+    let wanted = content_words(question);
     let passages: Vec<&str> = text
         .split("\n\n")
         .map(str::trim)
@@ -19,8 +21,14 @@ pub fn nearest(text: &str, question: &str, max: usize) -> String {
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            let held: std::collections::HashSet<String> = content_words(p).collect();
-            (held.intersection(&wanted).count(), i)
+            let held = content_words(p);
+            (
+                wanted
+                    .iter()
+                    .filter(|w| held.binary_search(w).is_ok())
+                    .count(),
+                i,
+            )
         })
         .collect();
     scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -47,11 +55,6 @@ pub fn nearest(text: &str, question: &str, max: usize) -> String {
         next = i + 1;
     }
     out
-}
-
-/// The words of a text that carry content (3 letters or more, not a stopword).
-fn content_words(text: &str) -> impl Iterator<Item = String> + '_ {
-    crate::text::words(text).filter(|w| w.chars().count() >= 3 && !crate::text::is_stopword(w))
 }
 
 #[cfg(test)]

@@ -12,14 +12,9 @@ use super::Guided;
 use super::menu::{Item, Menu};
 use super::reply;
 use crate::llm::wire;
-use crate::serve::agent::ground;
 use crate::serve::agent::{AgentAnswer, AgentError, TraceEntry};
+use crate::serve::agent::{compose, ground};
 use crate::serve::navigator::Route;
-
-/// A reply that could not be used: why, told to the model when it is asked again.
-enum Refused {
-    Answered(String),
-}
 
 pub(super) struct Walk<'g, 'a> {
     g: &'g Guided<'a>,
@@ -136,17 +131,16 @@ impl<'g, 'a> Walk<'g, 'a> {
     /// again once, then the navigator's first option stands in. `None`: the step cap is reached.
     fn pick(&mut self, menu: &Menu, place: &str) -> Result<Option<Vec<Item>>, AgentError> {
         let schema = reply::pick_schema(&menu.keys, menu.max_pick);
-        let base = reply::pick_prompt(self.question, place, &menu.render(), menu.max_pick);
+        let rows = menu.render();
+        let base = reply::pick_prompt(self.question, place, &rows, menu.max_pick);
         let mut user = base.clone();
         for attempt in 0..2 {
-            let Some(text) =
-                self.call(&user, "pick", &schema, &[("menus", menu.render().len())])?
-            else {
+            let Some(text) = self.call(&user, "pick", &schema, &[("menus", rows.len())])? else {
                 return Ok(None);
             };
             if let Some(last) = self.out.trace.last_mut() {
                 last.kind = "menu".into();
-                last.text = Some(format!("{place}\n{}", menu.render()));
+                last.text = Some(format!("{place}\n{rows}"));
             }
             let parsed = reply::read_pick(&text).unwrap_or_default();
             let mut items: Vec<Item> = Vec::new();
@@ -188,17 +182,13 @@ impl<'g, 'a> Walk<'g, 'a> {
     fn answer(&mut self, chosen: &[usize]) -> Result<bool, AgentError> {
         let a = self.g.a;
         let ids: Vec<String> = chosen.iter().map(|&d| a.docs[d].id.clone()).collect();
-        let keys: Vec<String> = (1..=chosen.len()).map(|i| format!("doc-{i}")).collect();
+        let keys: Vec<String> = (0..chosen.len()).map(compose::key).collect();
         let mut shown = Vec::new();
         for (k, &d) in keys.iter().zip(chosen) {
             self.seen.insert(Item::Doc(d));
             let text = super::passages::nearest(&a.docs[d].text, self.question, self.g.doc_chars);
             self.out.bytes_read += text.len();
-            shown.push((
-                k.clone(),
-                a.cards[d].title.clone(),
-                planted_note(&text) + &text,
-            ));
+            shown.push((k.clone(), a.cards[d].title.clone(), text));
         }
         for id in &ids {
             if !self.out.fetched.contains(id) {
@@ -254,40 +244,23 @@ impl<'g, 'a> Walk<'g, 'a> {
                 user = format!("{base}\n\n{note}");
                 continue;
             }
-            return Ok(match self.judge(r, &keys, &ids) {
-                Ok(done) => done,
-                Err(Refused::Answered(why)) => {
-                    self.out.refused = Some(why);
-                    self.out.stopped = "refused".into();
-                    true
-                }
-            });
+            return Ok(self.judge(r, &ids));
         }
         Ok(false)
     }
 
-    /// Whether an answer stands: found, citing shown documents (or held by one of them), not
-    /// passing on a planted instruction, and taken from what its documents say.
-    fn judge(
-        &mut self,
-        r: reply::Answer,
-        keys: &[String],
-        ids: &[String],
-    ) -> Result<bool, Refused> {
+    /// Whether the walk ends on an answer: it stands (found, citing shown documents or held by
+    /// one of them, and taken from what its documents say), or it passes on a planted
+    /// instruction and is refused.
+    fn judge(&mut self, r: reply::Answer, ids: &[String]) -> bool {
         let mut e = self.entry(if r.found { "answer" } else { "not_here" });
         e.text = Some(r.reason.clone());
         self.out.trace.push(e);
         if !r.found {
-            return Ok(false);
+            return false;
         }
-        let mut answer = r.answer.clone();
-        let mut cited: Vec<String> = Vec::new();
-        for (k, id) in keys.iter().zip(ids) {
-            if answer.contains(&format!("[{k}]")) || r.cite.contains(k) {
-                cited.push(id.clone());
-            }
-            answer = answer.replace(&format!("[{k}]"), &format!("[{id}]"));
-        }
+        let given: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let (answer, mut cited) = compose::resolve(&r.answer, &r.cite, &given);
         let tools = &self.g.tools;
         if cited.is_empty() {
             cited = ground::supporting(&answer, ids, tools);
@@ -295,7 +268,9 @@ impl<'g, 'a> Walk<'g, 'a> {
         }
         if let Some(why) = ground::planted(&answer, ids, tools) {
             self.out.unverified = answer;
-            return Err(Refused::Answered(why));
+            self.out.refused = Some(why);
+            self.out.stopped = "refused".into();
+            return true;
         }
         let unsupported = ground::unsupported(&answer, &cited, tools);
         if cited.is_empty() || unsupported.is_some() {
@@ -307,13 +282,13 @@ impl<'g, 'a> Walk<'g, 'a> {
             self.out.trace.push(e);
             self.out.attributed = false;
             self.out.unverified = answer;
-            return Ok(false);
+            return false;
         }
         self.out.answer = answer;
         self.out.cited = cited;
         self.out.unverified.clear();
         self.out.stopped = "answered".into();
-        Ok(true)
+        true
     }
 
     /// One model call: the request, its reply's text and usage in the answer and trace, and the
@@ -367,18 +342,4 @@ impl<'g, 'a> Walk<'g, 'a> {
             ..TraceEntry::default()
         }
     }
-}
-
-/// For a document with sentences that ingest flags as planted instructions, a line naming them
-/// before it; nothing for any other document.
-fn planted_note(text: &str) -> String {
-    let flags = crate::planted::flags(text);
-    if flags.is_empty() {
-        return String::new();
-    }
-    format!(
-        "(This document has {} sentence(s) that address AI models or ask readers to send secrets: {})\n",
-        flags.len(),
-        crate::serve::agent::protocol::PLANTED_NOTE
-    )
 }
