@@ -115,7 +115,7 @@ fn not_here_backs_the_walk_up_to_the_next_choice() {
     let (tmp, out, server) = example();
     server.script(
         "guided_answer",
-        vec![reply(json!({"reason": "These are about something else.", "found": false, "answer": "", "cite": []}))],
+        vec![reply(json!({"reason": "These are about something else.", "verdict": "unrelated", "answer": "", "cite": []}))],
     );
     let trace = tmp.path().join("t.json");
     let (_, t) = guided_ask(&out, &server, &[], &trace);
@@ -171,17 +171,74 @@ fn a_choice_outside_the_menu_is_asked_again_once() {
 #[test]
 fn the_walk_stops_at_the_step_cap() {
     let (tmp, out, server) = example();
-    let not_here = reply(json!({"reason": "no", "found": false, "answer": "", "cite": []}));
+    let not_here = reply(json!({"reason": "no", "verdict": "unrelated", "answer": "", "cite": []}));
     server.script("guided_answer", vec![not_here; 20]);
     let trace = tmp.path().join("t.json");
     let (stdout, t) = guided_ask(&out, &server, &["agent.max_turns=4"], &trace);
     assert_eq!(t["stopped"], "budget", "{t}");
     assert_eq!(t["turns"], 4);
-    assert_eq!(server.requests().len(), 4);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    // The last call is kept for an answer that has no "not here" to choose.
+    assert!(is_last(&requests[3].body), "{}", requests[3].user());
+    assert!(requests[..3].iter().all(|r| !is_last(&r.body)));
     assert!(
         stdout.starts_with("No answer: the agent used its 4 model calls"),
         "{stdout}"
     );
+}
+
+/// Whether a request is a walk's last answer: documents and a schema without a verdict.
+fn is_last(body: &Value) -> bool {
+    let p = &body["response_format"]["json_schema"]["schema"]["properties"];
+    p["cite"].is_object() && p["verdict"].is_null()
+}
+
+/// The document ids each `open` of a trace showed.
+fn opened(t: &Value) -> Vec<Vec<String>> {
+    t["trace"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "open")
+        .map(|e| {
+            let ids = e["args"]["ids"].as_array().unwrap();
+            ids.iter()
+                .map(|v| v.as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn after_two_misses_the_walk_answers_from_the_best_documents_it_was_shown() {
+    let (tmp, out, server) = example();
+    let unrelated =
+        reply(json!({"reason": "no", "verdict": "unrelated", "answer": "", "cite": []}));
+    server.script("guided_answer", vec![unrelated; 2]);
+    let trace = tmp.path().join("t.json");
+    let (_, t) = guided_ask(&out, &server, &[], &trace);
+    let k = kinds(&t);
+    assert_eq!(k.iter().filter(|k| *k == "not_here").count(), 2, "{k:?}");
+    let last = k.iter().position(|k| k == "last").expect("a last answer");
+    assert!(
+        k[..last].iter().filter(|k| *k == "backtrack").count() == 1,
+        "{k:?}"
+    );
+    assert_eq!(t["stopped"], "answered", "{t}");
+    assert!(t["turns"].as_u64().unwrap() < 10, "it stopped looking: {t}");
+    // The last answer is shown only documents shown before, and cites one of them.
+    let opens = opened(&t);
+    let (last_docs, before) = opens.split_last().unwrap();
+    assert!(!last_docs.is_empty() && last_docs.len() <= 3);
+    assert!(
+        last_docs
+            .iter()
+            .all(|d| before.iter().flatten().any(|b| b == d))
+    );
+    let cited = t["cited"][0].as_str().unwrap();
+    assert!(last_docs.iter().any(|d| d == cited), "{t}");
+    assert!(is_last(&server.requests().last().unwrap().body));
 }
 
 #[test]
@@ -189,7 +246,7 @@ fn an_answer_citing_a_document_it_was_not_shown_is_refused() {
     let (tmp, out, server) = example();
     server.script(
         "guided_answer",
-        vec![reply(json!({"reason": "r", "found": true, "answer": "Deploy it [doc-9].", "cite": ["doc-9"]}))],
+        vec![reply(json!({"reason": "r", "verdict": "answers", "answer": "Deploy it [doc-9].", "cite": ["doc-9"]}))],
     );
     let trace = tmp.path().join("t.json");
     let (_, t) = guided_ask(&out, &server, &[], &trace);
