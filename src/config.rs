@@ -11,6 +11,7 @@ mod error;
 mod host;
 mod llm;
 mod load;
+mod serve;
 mod set;
 pub use error::ConfigError;
 pub use load::Loaded;
@@ -19,6 +20,7 @@ pub use embed::*;
 pub use endpoint::Limits;
 pub use host::{BYTES_PER_TOKEN, DocumentsIn, Host, HostLimits};
 pub use llm::*;
+pub use serve::ServeConfig;
 
 /// The whole configuration. Every section has defaults, so an empty file is valid.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -37,6 +39,13 @@ pub struct Config {
     #[serde(skip_serializing_if = "is_default_judge")]
     pub judge: JudgeConfig,
     pub publish: PublishConfig,
+    /// The HTTP server of `c2s mcp --http` (serve phase; not part of the output's hash).
+    #[serde(skip_serializing_if = "is_default_serve")]
+    pub serve: ServeConfig,
+}
+
+fn is_default_serve(s: &ServeConfig) -> bool {
+    *s == ServeConfig::default()
 }
 
 fn is_default_judge(j: &JudgeConfig) -> bool {
@@ -340,6 +349,7 @@ impl Config {
         c.agent = AgentConfig::default();
         c.judge = JudgeConfig::default();
         c.publish = PublishConfig::default();
+        c.serve = ServeConfig::default();
         c.llm.stages.remove("agent");
         // Interactive or batch, the same requests give the same answers.
         c.llm.mode = Default::default();

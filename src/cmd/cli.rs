@@ -74,10 +74,11 @@ pub enum Command {
         after_help = "Examples:\n  c2s ask --offline \"How do I rotate a key?\"\n  c2s ask \"How do I rotate a key?\" --out skills-out --trace trace.json"
     )]
     Ask(AskArgs),
-    /// Serve the compiled output's tools and skills to MCP clients over stdio.
+    /// Serve the compiled output's tools and skills to MCP clients over stdio, or over HTTP to a
+    /// team (`--http ADDR`), following the output as it is rebuilt.
     #[command(mut_arg("path", |a| a.help(READS_OUTPUT)), mut_arg("skills_dir", |a| a.help(READS_SKILLS)))]
     #[command(
-        after_help = "Example:\n  c2s mcp --out skills-out           (the command an MCP client starts)"
+        after_help = "Examples:\n  c2s mcp --out skills-out           (the command an MCP client starts)\n  c2s mcp --http 127.0.0.1:8808      one server for a team: http://127.0.0.1:8808/mcp"
     )]
     Mcp(McpArgs),
     /// Measure the navigator against flat retrieval on a benchmark folder (corpus.jsonl + queries.jsonl).
@@ -220,6 +221,10 @@ pub struct PackArgs {
 pub struct McpArgs {
     #[command(flatten)]
     pub target: TargetArgs,
+    /// Serve over streamable HTTP at this address (HOST:PORT) instead of stdio; MCP at /mcp,
+    /// health at /healthz. Another address than loopback needs `[serve] token_env`.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
 }
 
 #[derive(Debug, Args)]

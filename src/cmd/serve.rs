@@ -215,10 +215,14 @@ fn require_output(out: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// `c2s mcp`: serves the output's tools and skills over stdio until the client disconnects.
+/// `c2s mcp`: serves the output's tools and skills over stdio until the client disconnects, or
+/// over HTTP (`--http`) until SIGTERM or Ctrl-C.
 pub fn mcp_cmd(args: &McpArgs) -> Result<u8, Error> {
     let target = serve_target(&args.target)?;
     require_output(&target.out)?;
-    crate::serve::mcp::serve(&target.out)?;
+    match &args.http {
+        Some(addr) => crate::serve::http::serve(&target.out, addr, &target.loaded.config.serve)?,
+        None => crate::serve::mcp::serve(&target.out)?,
+    }
     Ok(EXIT_OK)
 }

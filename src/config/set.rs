@@ -15,6 +15,21 @@ impl Config {
             .ok_or_else(|| err("missing `=`".into()))?;
         let key = key.trim();
         let mut table = toml::Table::try_from(&*self).map_err(|e| err(e.to_string()))?;
+        // Sections left out of the serialized config while at their defaults.
+        for (name, default) in [
+            (
+                "judge",
+                toml::Value::try_from(super::JudgeConfig::default()),
+            ),
+            (
+                "serve",
+                toml::Value::try_from(super::ServeConfig::default()),
+            ),
+        ] {
+            if let Ok(default) = default {
+                table.entry(name).or_insert(default);
+            }
+        }
         let path = resolve_key(&table, key).map_err(err)?;
         let value = parse_value(raw.trim());
         let (leaf, parents) = path.split_last().expect("a key has a field");

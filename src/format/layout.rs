@@ -142,6 +142,16 @@ pub fn list_files(dir: &Path) -> Result<Vec<String>, BuildError> {
     Ok(out)
 }
 
+/// `.<name>.c2s-<tag>` beside the output folder `out`: where a build assembles the next output
+/// and a server keeps its copy (hidden, and skipped by the corpus walk and by `watch`).
+pub fn sibling(out: &Path, tag: &str) -> PathBuf {
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    out.with_file_name(format!(".{name}.c2s-{tag}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,7 @@ pub mod lock;
 pub mod state;
 
 pub use content::{Content, FileRefs, Files};
-pub use layout::{Layout, SKILLS, list_files, skill_names, split_skill};
+pub use layout::{Layout, SKILLS, list_files, sibling, skill_names, split_skill};
 pub use state::STATE_FILE;
 
 /// The lock file at the output root: sources, outputs, config, models (see `lock`).

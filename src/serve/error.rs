@@ -18,6 +18,9 @@ pub enum ServeError {
         "{path}: {message}\n  help: rebuild the output with `c2s build` (the file was edited, or written by another c2s version)"
     )]
     Corrupt { path: PathBuf, message: String },
+    /// `c2s mcp --http` cannot start: the address, the port or the token.
+    #[error("{0}\n  help: {1}")]
+    Http(String, String),
     #[error("{context} {path}: {source}")]
     Io {
         context: &'static str,

@@ -1,12 +1,14 @@
-//! `c2s mcp`: a Model Context Protocol server on stdio, built on `rmcp` (the protocol's official
-//! Rust SDK), exposing the agent's sandboxed tools and the top-level skills as resources.
+//! `c2s mcp`: a Model Context Protocol server, built on `rmcp` (the protocol's official Rust
+//! SDK), exposing the agent's sandboxed tools and the top-level skills as resources: on stdio
+//! here, over streamable HTTP in [`super::http`]. Each request answers from the output being
+//! served when it arrived ([`Live`]), which HTTP's hot reload replaces between requests.
 //!
 //! The SDK owns the protocol: the `initialize` handshake and version negotiation, JSON-RPC
 //! framing, `ping`, cancellation and the error codes for unknown methods. This module only maps
 //! the output's tools ([`Tools`]) and skills onto it.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -45,10 +47,39 @@ pub fn serve(out: &Path) -> Result<(), ServeError> {
     })
 }
 
-/// The server's state: the tools bound to one output, and their descriptions for `tools/list`.
+/// One output as served: its tools, and whatever must live as long as they do (over HTTP, the
+/// private copy they read).
+pub struct Served {
+    pub tools: Tools,
+    pub keep: Option<Box<dyn std::any::Any + Send + Sync>>,
+}
+
+/// The output being served now, shared by every session; [`Live::set`] switches to another one
+/// atomically (a request holds the one it started on until it ends).
+#[derive(Clone)]
+pub struct Live(Arc<RwLock<Arc<Served>>>);
+
+impl Live {
+    pub fn new(served: Served) -> Live {
+        Live(Arc::new(RwLock::new(Arc::new(served))))
+    }
+
+    /// The output to answer the next request from.
+    pub fn get(&self) -> Arc<Served> {
+        self.0.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Serves `served` from the next request on.
+    pub fn set(&self, served: Served) {
+        *self.0.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(served);
+    }
+}
+
+/// The server's state: the output served, and the tools' descriptions for `tools/list`.
+#[derive(Clone)]
 pub struct McpServer {
-    tools: Tools,
-    listed: Vec<Tool>,
+    live: Live,
+    listed: Arc<Vec<Tool>>,
 }
 
 impl McpServer {
@@ -58,24 +89,34 @@ impl McpServer {
             path: out.to_path_buf(),
             why: e.to_string(),
         })?;
-        Ok(Self {
-            tools,
-            listed: tool_list(),
-        })
+        Ok(Self::over(Live::new(Served { tools, keep: None })))
+    }
+
+    /// A server answering from whatever `live` serves.
+    pub fn over(live: Live) -> Self {
+        Self {
+            live,
+            listed: Arc::new(tool_list()),
+        }
     }
 
     /// `tools/call`: a tool's failure (a refused path, a missing document) goes back to the
-    /// model as a result with `isError`, the way the agent loop sees it.
-    fn call(&self, params: &CallToolRequestParams) -> Result<CallToolResult, ErrorData> {
-        let name = params.name.as_ref();
+    /// model as a result with `isError`, the way the agent loop sees it. The tool runs off the
+    /// async threads (a grep of a large output takes a while).
+    async fn call(&self, params: CallToolRequestParams) -> Result<CallToolResult, ErrorData> {
+        let name = params.name.to_string();
         if !self.listed.iter().any(|t| t.name == name) {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool: {name}"),
                 None,
             ));
         }
-        let args = Value::Object(params.arguments.clone().unwrap_or_default());
-        Ok(match self.tools.call(name, &args) {
+        let args = Value::Object(params.arguments.unwrap_or_default());
+        let served = self.live.get();
+        let result = tokio::task::spawn_blocking(move || served.tools.call(&name, &args))
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("the tool failed: {e}"), None))?;
+        Ok(match result {
             Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
             Err(e) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
         })
@@ -83,7 +124,7 @@ impl McpServer {
 
     /// `resources/list`: one resource per top-level skill.
     fn resources(&self) -> Vec<Resource> {
-        top_skills(&self.tools)
+        top_skills(&self.live.get().tools)
             .into_iter()
             .map(|(name, description)| {
                 Resource::new(format!("{URI_SCHEME}skills/{name}/SKILL.md"), name)
@@ -103,10 +144,10 @@ impl McpServer {
                 None,
             ));
         };
-        let text = self
-            .tools
-            .cat(rel)
-            .map_err(|e| ErrorData::resource_not_found(format!("resource not found: {e}"), None))?;
+        let text =
+            self.live.get().tools.cat(rel).map_err(|e| {
+                ErrorData::resource_not_found(format!("resource not found: {e}"), None)
+            })?;
         Ok(ReadResourceResult::new(vec![
             ResourceContents::text(text, uri).with_mime_type("text/markdown"),
         ]))
@@ -149,7 +190,7 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.listed.clone()))
+        Ok(ListToolsResult::with_all_items(self.listed.to_vec()))
     }
 
     async fn call_tool(
@@ -157,7 +198,7 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.call(&request).map(Into::into)
+        self.call(request).await.map(Into::into)
     }
 
     async fn list_resources(

@@ -7,6 +7,7 @@ pub mod agent;
 pub mod answer;
 pub mod compiled;
 pub mod guided;
+pub mod http;
 pub mod mcp;
 pub mod navigator;
 pub mod tools;

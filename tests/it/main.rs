@@ -32,6 +32,8 @@ mod layout;
 mod links;
 mod llm;
 mod llm_server;
+mod mcp_http;
+mod mcp_http_limits;
 mod navigation;
 mod newcomer;
 mod onnx;

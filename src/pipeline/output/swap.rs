@@ -11,14 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::BuildError;
 
-/// `.<name>.c2s-<tag>` beside `out`.
-pub fn sibling(out: &Path, tag: &str) -> PathBuf {
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    out.with_file_name(format!(".{name}.c2s-{tag}"))
-}
+pub use crate::format::sibling;
 
 /// How the new tree is assembled from the old one.
 /// Paths are borrowed from the caller's map (a million of them would be 250 MB more).
