@@ -289,6 +289,10 @@ pub struct WatchArgs {
     /// Milliseconds of quiet before a burst of changes triggers a rebuild.
     #[arg(long, default_value_t = 300)]
     pub debounce_ms: u64,
+    /// Also serve the output over MCP's streamable HTTP at this address (HOST:PORT), as
+    /// `c2s mcp --http` does: each rebuild is served as soon as it is written.
+    #[arg(long, value_name = "ADDR")]
+    pub serve: Option<String>,
 }
 
 #[derive(Debug, Args)]

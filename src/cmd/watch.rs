@@ -22,13 +22,10 @@ enum Msg {
     Stop,
 }
 
-/// Paths that never trigger a rebuild: the output, the cache, our temporary folders, editor files.
+/// Paths that never trigger a rebuild: the output, the memo and the records beside it, our
+/// temporary folders, editor files.
 pub fn is_ignored(path: &Path, out: &Path, cache: &Path) -> bool {
-    if path.starts_with(out)
-        || cache
-            .parent()
-            .is_some_and(|c| !c.as_os_str().is_empty() && path.starts_with(c))
-    {
+    if path.starts_with(out) || is_memo_file(path, cache) {
         return true;
     }
     if path
@@ -48,6 +45,30 @@ pub fn is_ignored(path: &Path, out: &Path, cache: &Path) -> bool {
         || name.starts_with(".#")
         || (name.starts_with('#') && name.ends_with('#'))
         || name == "4913"
+}
+
+/// Whether `path` is the memo at `cache` (or its `-wal`, `-shm`), or a record the journal keeps
+/// beside it (`<kind>-<16 hex>.<ext>`, `edits-<16 hex>/…`). Only those: a memo kept in the
+/// project's root (`[cache] path = "memo.sqlite"`) must not hide the sources beside it.
+fn is_memo_file(path: &Path, cache: &Path) -> bool {
+    let (Some(dir), Some(memo)) = (cache.parent(), cache.file_name()) else {
+        return false;
+    };
+    let Some(first) = path
+        .strip_prefix(dir)
+        .ok()
+        .and_then(|rel| rel.components().next())
+    else {
+        return false;
+    };
+    let name = first.as_os_str().to_string_lossy();
+    if name.starts_with(&*memo.to_string_lossy()) {
+        return true;
+    }
+    let stem = name.split('.').next().unwrap_or("");
+    stem.rsplit_once('-').is_some_and(|(kind, id)| {
+        !kind.is_empty() && id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit())
+    })
 }
 
 /// What to watch for one target: corpus paths (recursive) and the config file's folder.
@@ -104,6 +125,15 @@ pub fn watch_cmd(args: &WatchArgs, progress: &Progress) -> Result<u8, Error> {
     }
     let mut graph = Graph::default();
     run_build(&target, progress, &mut graph);
+    // The server follows the output on its own; it needs a first build to serve.
+    let server = match &args.serve {
+        Some(addr) => Some(crate::serve::http::start(
+            &target.out_dir,
+            addr,
+            &target.loaded.config.serve,
+        )?),
+        None => None,
+    };
     progress.status(
         "Watching",
         &format!("{} (Ctrl-C to stop)", describe(&watched)),
@@ -161,6 +191,9 @@ pub fn watch_cmd(args: &WatchArgs, progress: &Progress) -> Result<u8, Error> {
         let base = abs(&target.display_base);
         progress.status("Changed", &changed_line(&relevant, &base));
         run_build(&target, progress, &mut graph);
+    }
+    if let Some(server) = server {
+        server.stop();
     }
     progress.status("Stopped", "watching");
     Ok(crate::cmd::EXIT_OK)
@@ -229,6 +262,26 @@ mod tests {
         assert!(is_ignored(Path::new("/p/docs/4913"), out, cache));
         assert!(is_ignored(Path::new("/p/.out.c2s-tmp/x"), out, cache));
         assert!(!is_ignored(Path::new("/p/docs/a.md"), out, cache));
+        assert!(is_ignored(
+            Path::new("/p/cache/stat-0123456789abcdef.bin"),
+            out,
+            cache
+        ));
+        assert!(is_ignored(
+            Path::new("/p/cache/edits-0123456789abcdef/a.md"),
+            out,
+            cache
+        ));
+        // A memo in the project's root hides only itself and its records.
+        let cache = Path::new("/p/memo.sqlite");
+        assert!(is_ignored(Path::new("/p/memo.sqlite-wal"), out, cache));
+        assert!(is_ignored(
+            Path::new("/p/build-0123456789abcdef.lock"),
+            out,
+            cache
+        ));
+        assert!(!is_ignored(Path::new("/p/docs/a.md"), out, cache));
+        assert!(!is_ignored(Path::new("/p/README.md"), out, cache));
     }
 
     #[test]

@@ -34,6 +34,7 @@ mod llm;
 mod llm_server;
 mod mcp_http;
 mod mcp_http_limits;
+mod mcp_http_load;
 mod navigation;
 mod newcomer;
 mod onnx;

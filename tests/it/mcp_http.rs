@@ -25,7 +25,16 @@ pub struct HttpServer {
 
 impl HttpServer {
     pub fn start(out: &Path, sets: &[&str], env: &[(&str, &str)]) -> HttpServer {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_c2s"));
+        Self::spawn(Path::new(env!("CARGO_BIN_EXE_c2s")), out, sets, env)
+    }
+
+    /// [`HttpServer::start`] with another c2s binary.
+    pub fn start_with(bin: &Path, out: &Path, sets: &[&str]) -> HttpServer {
+        Self::spawn(bin, out, sets, &[])
+    }
+
+    fn spawn(bin: &Path, out: &Path, sets: &[&str], env: &[(&str, &str)]) -> HttpServer {
+        let mut cmd = Command::new(bin);
         cmd.args([
             "mcp",
             "--out",
@@ -150,7 +159,7 @@ pub fn rebuild(tmp: &Path) {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap().flatten() {
         let dest = to.join(e.file_name());
@@ -419,4 +428,81 @@ fn the_readme_serves_a_team_and_its_client_configs_connect() {
     }
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// `c2s watch --serve`: an edit is rebuilt and served; Ctrl-C stops both, removing the copy.
+#[test]
+fn watch_serves_each_rebuild() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = built_copy(tmp.path());
+    let id = doc_of(&out, "auth/api-keys.md");
+    let cache = format!("cache.path={}", tmp.path().join("memo.sqlite").display());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_c2s"))
+        .args(["watch", "docs", "--out", "out", "--set", &cache])
+        .args(["--debounce-ms", "100", "--serve", "127.0.0.1:0"])
+        .current_dir(tmp.path())
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    std::thread::spawn(move || {
+        for l in lines.map_while(Result::ok) {
+            let _ = tx.send(l);
+        }
+    });
+    let mut seen = Vec::new();
+    let addr = loop {
+        let l = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the server starts");
+        if let Some(rest) = l.split("http://").nth(1) {
+            break rest.split('/').next().unwrap().to_string();
+        }
+        seen.push(l);
+    };
+    // Watching has begun once its status line is out.
+    while !seen.iter().any(|l| l.contains("Watching")) {
+        seen.push(rx.recv_timeout(Duration::from_secs(60)).expect("watching"));
+    }
+    let health = || -> Value {
+        let (_, body) = request(
+            &addr,
+            "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+        );
+        serde_json::from_str(&body).unwrap()
+    };
+    let first = health()["lock"].clone();
+    let page = tmp.path().join("docs/auth/api-keys.md");
+    let mut text = std::fs::read_to_string(&page).unwrap();
+    text.push_str("\nWatched keys carry the marker otter-granite.\n");
+    std::fs::write(&page, text).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while health()["lock"] == first {
+        if Instant::now() > deadline {
+            seen.extend(rx.try_iter());
+            let _ = child.kill();
+            panic!("not rebuilt and served: {seen:#?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (sid, _) = open_session(&addr);
+    let get = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"get_document","arguments":{{"id":"{id}"}}}}}}"#
+    );
+    let (_, body) = request(&addr, &post(&get, Some(&sid), None));
+    assert!(body.contains("otter-granite"), "{body}");
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert!(child.wait().unwrap().success());
+    let copies = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".c2s-serve-"))
+        .count();
+    assert_eq!(copies, 0);
 }

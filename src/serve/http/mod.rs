@@ -54,24 +54,88 @@ pub(crate) fn log_line(line: &str) {
 
 /// Serves the output at `out` on `addr` until SIGTERM or Ctrl-C.
 pub fn serve(out: &Path, addr: &str, settings: &ServeConfig) -> Result<(), ServeError> {
-    // A client that goes away mid-response, or a closed stderr, must not stop the server (c2s
-    // restores SIGPIPE's default so that `c2s … | head` ends quietly).
-    #[cfg(unix)]
-    // SAFETY: setting a signal's disposition to "ignore" has no other effect.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    let server = Prepared::new(out, addr, settings)?;
+    runtime()?.block_on(server.run(stop_signal()));
+    Ok(())
+}
+
+/// A server running on a thread of its own (`c2s watch --serve`), until [`Running::stop`].
+pub struct Running {
+    stop: CancellationToken,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Running {
+    /// Stops accepting, lets requests in flight finish, removes the copy.
+    pub fn stop(self) {
+        self.stop.cancel();
+        let _ = self.thread.join();
     }
-    let addr = resolve(addr)?;
-    let token = token(settings, &addr)?;
-    Snapshot::remove_stale(out);
-    let first = Snapshot::take(out, 0)?;
-    let health = Arc::new(RwLock::new(Health::default()));
-    let live = Live::new(served(first, &health)?);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+}
+
+/// Starts serving the output at `out` on `addr` on a thread of its own; errors (the address,
+/// the token, the output) come back before it starts.
+pub fn start(out: &Path, addr: &str, settings: &ServeConfig) -> Result<Running, ServeError> {
+    let server = Prepared::new(out, addr, settings)?;
+    let runtime = runtime()?;
+    let stop = CancellationToken::new();
+    let until = stop.clone();
+    let thread = std::thread::spawn(move || {
+        runtime.block_on(server.run(until.cancelled_owned()));
+    });
+    Ok(Running { stop, thread })
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, ServeError> {
+    tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| ServeError::Mcp(format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(run(out, addr, token, settings, live, health))
+        .map_err(|e| ServeError::Mcp(format!("cannot start the async runtime: {e}")))
+}
+
+/// Everything checked and opened before serving: the listening socket, the token, the first
+/// build.
+struct Prepared {
+    out: std::path::PathBuf,
+    listener: std::net::TcpListener,
+    token: Option<String>,
+    settings: ServeConfig,
+    live: Live,
+    health: Arc<RwLock<Health>>,
+}
+
+impl Prepared {
+    fn new(out: &Path, addr: &str, settings: &ServeConfig) -> Result<Prepared, ServeError> {
+        // A client that goes away mid-response, or a closed stderr, must not stop the server
+        // (c2s restores SIGPIPE's default so that `c2s … | head` ends quietly).
+        #[cfg(unix)]
+        // SAFETY: setting a signal's disposition to "ignore" has no other effect.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        }
+        let addr = resolve(addr)?;
+        let token = token(settings, &addr)?;
+        Snapshot::remove_stale(out);
+        let first = Snapshot::take(out, 0)?;
+        let health = Arc::new(RwLock::new(Health::default()));
+        let live = Live::new(served(first, &health)?);
+        let listener = std::net::TcpListener::bind(addr)
+            .and_then(|l| l.set_nonblocking(true).map(|()| l))
+            .map_err(|e| {
+                ServeError::Http(
+                    format!("cannot listen on {addr}: {e}"),
+                    "pick another port, or stop the program that holds this one".into(),
+                )
+            })?;
+        Ok(Prepared {
+            out: out.to_path_buf(),
+            listener,
+            token,
+            settings: settings.clone(),
+            live,
+            health,
+        })
+    }
 }
 
 /// The output in `snap` opened for serving, its build recorded in `health`.
@@ -123,68 +187,63 @@ fn token(settings: &ServeConfig, addr: &SocketAddr) -> Result<Option<String>, Se
     }
 }
 
-async fn run(
-    out: &Path,
-    addr: SocketAddr,
-    token: Option<String>,
-    settings: &ServeConfig,
-    live: Live,
-    health: Arc<RwLock<Health>>,
-) -> Result<(), ServeError> {
-    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
-        ServeError::Http(
-            format!("cannot listen on {addr}: {e}"),
-            "pick another port, or stop the program that holds this one".into(),
-        )
-    })?;
-    let bound = listener.local_addr().unwrap_or(addr);
-    let stop = CancellationToken::new();
-    let sessions = Arc::new(LocalSessionManager::default());
-    let mut hosts = vec!["localhost".to_string(), "127.0.0.1".into(), "::1".into()];
-    hosts.push(bound.ip().to_string());
-    hosts.extend(settings.allowed_hosts.iter().cloned());
-    let config = StreamableHttpServerConfig::default()
-        .with_cancellation_token(stop.child_token())
-        .with_allowed_hosts(hosts)
-        .with_max_request_body_bytes(settings.max_body_bytes);
-    let factory_live = live.clone();
-    let mcp = StreamableHttpService::new(
-        move || Ok(McpServer::over(factory_live.clone())),
-        sessions.clone(),
-        config,
-    );
-    let gate = Arc::new(gate::Gate::new(
-        mcp,
-        sessions,
-        token,
-        settings.clone(),
-        health.clone(),
-    ));
-    tokio::spawn(reload::follow(
-        out.to_path_buf(),
-        live,
-        health,
-        stop.clone(),
-    ));
-    log_line(&format!(
-        "Serving {} over MCP at http://{bound}{MCP_PATH} (GET /healthz; Ctrl-C stops)",
-        crate::paths::display(out, Path::new("."))
-    ));
-    accept(listener, gate, settings, stop).await;
-    Ok(())
+impl Prepared {
+    /// Serves until `until` completes.
+    async fn run(self, until: impl std::future::Future<Output = ()>) {
+        let Prepared {
+            out,
+            listener,
+            token,
+            settings,
+            live,
+            health,
+        } = self;
+        let bound = listener
+            .local_addr()
+            .expect("a bound socket has an address");
+        let listener = tokio::net::TcpListener::from_std(listener)
+            .expect("a non-blocking socket, inside the runtime");
+        let stop = CancellationToken::new();
+        let sessions = Arc::new(LocalSessionManager::default());
+        let mut hosts = vec!["localhost".to_string(), "127.0.0.1".into(), "::1".into()];
+        hosts.push(bound.ip().to_string());
+        hosts.extend(settings.allowed_hosts.iter().cloned());
+        let config = StreamableHttpServerConfig::default()
+            .with_cancellation_token(stop.child_token())
+            .with_allowed_hosts(hosts)
+            .with_max_request_body_bytes(settings.max_body_bytes);
+        let factory_live = live.clone();
+        let mcp = StreamableHttpService::new(
+            move || Ok(McpServer::over(factory_live.clone())),
+            sessions.clone(),
+            config,
+        );
+        let gate = Arc::new(gate::Gate::new(
+            mcp,
+            sessions,
+            token,
+            settings.clone(),
+            health.clone(),
+        ));
+        log_line(&format!(
+            "Serving {} over MCP at http://{bound}{MCP_PATH} (GET /healthz; Ctrl-C stops)",
+            crate::paths::display(&out, Path::new("."))
+        ));
+        tokio::spawn(reload::follow(out, live, health, stop.clone()));
+        accept(listener, gate, &settings, stop, until).await;
+    }
 }
 
-/// Accepts connections until a stop signal, then lets those open finish (up to
-/// [`DRAIN_SECONDS`]).
+/// Accepts connections until `signal`, then lets those open finish (up to [`DRAIN_SECONDS`]).
 async fn accept(
     listener: tokio::net::TcpListener,
     gate: Arc<gate::Gate>,
     settings: &ServeConfig,
     stop: CancellationToken,
+    signal: impl std::future::Future<Output = ()>,
 ) {
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let read_timeout = Duration::from_secs(settings.read_timeout_s.max(1));
-    let signal = stop_signal();
     tokio::pin!(signal);
     loop {
         let permit = tokio::select! {
