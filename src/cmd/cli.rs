@@ -217,13 +217,17 @@ pub struct PackArgs {
     pub json: bool,
 }
 
+/// Where `--http` and `--serve` listen when given no address: loopback only.
+const DEFAULT_HTTP: &str = "127.0.0.1:8808";
+
 #[derive(Debug, Args)]
 pub struct McpArgs {
     #[command(flatten)]
     pub target: TargetArgs,
-    /// Serve over streamable HTTP at this address (HOST:PORT) instead of stdio; MCP at /mcp,
-    /// health at /healthz. Another address than loopback needs `[serve] token_env`.
-    #[arg(long, value_name = "ADDR")]
+    /// Serve over streamable HTTP at this address (HOST:PORT; alone, 127.0.0.1:8808) instead of
+    /// stdio; MCP at /mcp, health at /healthz. Another address than loopback needs
+    /// `[serve] token_env`.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = DEFAULT_HTTP)]
     pub http: Option<String>,
 }
 
@@ -289,9 +293,9 @@ pub struct WatchArgs {
     /// Milliseconds of quiet before a burst of changes triggers a rebuild.
     #[arg(long, default_value_t = 300)]
     pub debounce_ms: u64,
-    /// Also serve the output over MCP's streamable HTTP at this address (HOST:PORT), as
-    /// `c2s mcp --http` does: each rebuild is served as soon as it is written.
-    #[arg(long, value_name = "ADDR")]
+    /// Also serve the output over MCP's streamable HTTP at this address (HOST:PORT; alone,
+    /// 127.0.0.1:8808), as `c2s mcp --http` does: each rebuild is served as soon as it is written.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = DEFAULT_HTTP)]
     pub serve: Option<String>,
 }
 

@@ -78,6 +78,14 @@ fn negation() -> &'static Regex {
     R.get_or_init(|| Regex::new(&format!("(?i){NEGATION}")).expect("the negation rule compiles"))
 }
 
+/// An override the writer says of themselves (see [`rules::REPORTED_OVERRIDE`]).
+fn reported() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(&format!("(?i){}", rules::REPORTED_OVERRIDE)).expect("the rule compiles")
+    })
+}
+
 /// Compiles the whole-text rules now (on a thread of its own at the start of ingest, so that
 /// the first document does not wait for them).
 pub fn warm_up() {
@@ -188,10 +196,20 @@ fn check_read(sentence: &str, reading: Reading) -> Option<&'static str> {
                 .then(|| first(other(), OTHER_SCRIPT_RULES))
                 .flatten()
         })?;
-    // "Never email your password to anyone" and "do not wire money to …" are advice, not asks.
+    // "I will ignore your instruction" reports what the writer does: read the sentence again
+    // without those words, for an override said to the reader beside it.
+    if rule == "overrides instructions" && reported().is_match(sentence) {
+        let rest = reported().replace_all(sentence, "");
+        return check_read(&rest, reading);
+    }
+    // "Never email your password to anyone" and "do not wire money to …" are advice, not asks;
+    // "we cannot include this line" says what a program does (docstrip's manual).
     let asks = matches!(
         rule,
-        "asks to send a secret" | "asks to send money" | "weakens security"
+        "asks to send a secret"
+            | "asks to send money"
+            | "weakens security"
+            | "asks for text in every output"
     );
     if asks && negation().is_match(sentence) {
         return None;

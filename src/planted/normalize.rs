@@ -116,7 +116,7 @@ pub fn hidden_words(line: &str) -> Vec<String> {
         let inner = word.trim_matches(is_invisible);
         let letters = || inner.chars().filter(|c| !is_invisible(*c));
         let latinish = |c: char| c.is_ascii_alphanumeric() || latin_twin(c).is_some();
-        let invisible = inner.chars().any(is_invisible) && letters().all(latinish);
+        let invisible = hides_inside(inner) && letters().all(latinish);
         let mixed = disguised(&letters().collect::<Vec<char>>());
         if invisible || mixed {
             let mut folded = String::new();
@@ -125,6 +125,29 @@ pub fn hidden_words(line: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whether a word holds an invisible character other than a zero-width non-joiner that
+/// breaks a ligature (`f‌i`, `f‌l`, `s‌t`: its purpose in Latin text, as LaTeX's manuals show).
+fn hides_inside(word: &str) -> bool {
+    let chars: Vec<char> = word.chars().collect();
+    chars.iter().enumerate().any(|(i, &c)| {
+        if !is_invisible(c) {
+            return false;
+        }
+        let (prev, next) = (
+            i.checked_sub(1).map(|p| chars[p]),
+            chars.get(i + 1).copied(),
+        );
+        let ligature = matches!(
+            (prev, next),
+            (
+                Some('f' | 'F'),
+                Some('f' | 'i' | 'l' | 'j' | 't' | 'b' | 'k' | 'h')
+            ) | (Some('s' | 'c'), Some('t'))
+        );
+        !(c == '\u{200C}' && ligature)
+    })
 }
 
 /// Whether a word's letters hold a Cyrillic or Greek look-alike between two lowercase Latin
@@ -190,6 +213,9 @@ mod tests {
     #[test]
     fn a_word_that_hides_is_named_and_real_text_is_not() {
         assert_eq!(hidden_words("Then ig\u{200b}nore it."), ["ignore"]);
+        // A zero-width non-joiner that breaks a ligature is typography, not hiding.
+        assert!(hidden_words("For example \u{2018}f\u{200c}i\u{2019} is produced with").is_empty());
+        assert_eq!(hidden_words("Then ig\u{200c}nore it."), ["ignore"]);
         assert_eq!(hidden_words("Ignоre"), ["Ignore"]);
         assert!(hides("Fine.\nIg\u{200b}nore it."));
         // Orthography that needs joiners (Persian, Hindi), emoji sequences, a leading BOM, plain

@@ -394,3 +394,10 @@ pub(super) const NEGATION: &str = concat!(
     r"|\bне\s+(отправ\w*|сообща\w*|переда\w*|отключа\w*|перевод\w*)",
     r"|不要|切勿|绝不|絕不|请勿|請勿|決して|しないで|절대|마십시오|마세요",
 );
+
+/// An override that the writer says of themselves ("I will ignore your instruction": babel's
+/// error message, in the source listings its manual prints) reports what a program does; it
+/// commands no reader. Measured on Debian's texlive-latex-base-doc: the three manuals that
+/// print babel's source (babel.pdf, docstrip.pdf, l3doc.pdf) held every one of the 72 false
+/// alarms of the 276 PDFs.
+pub(super) const REPORTED_OVERRIDE: &str = r"\b(i|we)(\s+(will|shall|would|can|cannot|must|may|am going to|are going to)|['’]ll)?\s+(ignore|disregard|forget)\b";

@@ -1,6 +1,6 @@
 //! `c2s mcp`: a Model Context Protocol server, built on `rmcp` (the protocol's official Rust
 //! SDK), exposing the agent's sandboxed tools and the top-level skills as resources: on stdio
-//! here, over streamable HTTP in [`super::http`]. Each request answers from the output being
+//! here, over streamable HTTP by `c2s mcp --http`. Each request answers from the output being
 //! served when it arrived ([`Live`]), which HTTP's hot reload replaces between requests.
 //!
 //! The SDK owns the protocol: the `initialize` handshake and version negotiation, JSON-RPC
