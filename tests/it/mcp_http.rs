@@ -287,6 +287,24 @@ fn a_rebuild_is_served_to_an_open_session_and_an_invalid_output_never_is() {
     );
     let served = server.health();
     assert_eq!(served["reloads"], 1);
+    // A build that fails (its corpus emptied) leaves the output, and what is served, as they were.
+    let docs = tmp.path().join("docs");
+    let aside = tmp.path().join("docs-aside");
+    std::fs::rename(&docs, &aside).unwrap();
+    std::fs::create_dir(&docs).unwrap();
+    let cache = format!("cache.path={}", tmp.path().join("memo.sqlite").display());
+    let o = c2s(
+        tmp.path(),
+        &["build", "docs", "--out", "out", "-q", "--set", &cache],
+    );
+    assert!(!o.status.success(), "a build of an empty folder fails");
+    std::fs::remove_dir(&docs).unwrap();
+    std::fs::rename(&aside, &docs).unwrap();
+    std::thread::sleep(Duration::from_millis(600));
+    let h = server.health();
+    assert_eq!(h["lock"], served["lock"]);
+    assert_eq!(h["reloads"], 1);
+    assert!(h["not_served"].is_null(), "{h}");
     // An output edited by hand (a file the lock does not list as it is) is not served: the old
     // one stays, and /healthz says why.
     let skill = std::fs::read_dir(out.join("skills"))
