@@ -13,6 +13,9 @@ pub struct ServeConfig {
     pub token_env: Option<String>,
     /// Bytes of one request body; a larger one is answered 413.
     pub max_body_bytes: usize,
+    /// Bytes of one tool result (after the tools' own caps: 16 KiB for `cat`); a longer one is
+    /// cut with a notice saying how much was shown.
+    pub max_output_bytes: usize,
     /// MCP sessions open at once; a new one past it is answered 503.
     pub max_sessions: usize,
     /// Requests one session (or, without a session, one client address) may make per second,
@@ -32,6 +35,7 @@ impl Default for ServeConfig {
         ServeConfig {
             token_env: None,
             max_body_bytes: 1 << 20,
+            max_output_bytes: 32 * 1024,
             max_sessions: 256,
             requests_per_second: 50.0,
             read_timeout_s: 10,

@@ -80,6 +80,8 @@ impl Live {
 pub struct McpServer {
     live: Live,
     listed: Arc<Vec<Tool>>,
+    /// Bytes of one tool result at most (over HTTP, `[serve] max_output_bytes`).
+    max_output: Option<usize>,
 }
 
 impl McpServer {
@@ -97,7 +99,14 @@ impl McpServer {
         Self {
             live,
             listed: Arc::new(tool_list()),
+            max_output: None,
         }
+    }
+
+    /// Cuts every tool result to `bytes`, with a notice.
+    pub fn with_max_output(mut self, bytes: usize) -> Self {
+        self.max_output = Some(bytes.max(64));
+        self
     }
 
     /// `tools/call`: a tool's failure (a refused path, a missing document) goes back to the
@@ -117,9 +126,27 @@ impl McpServer {
             .await
             .map_err(|e| ErrorData::internal_error(format!("the tool failed: {e}"), None))?;
         Ok(match result {
-            Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+            Ok(text) => CallToolResult::success(vec![ContentBlock::text(self.capped(text))]),
             Err(e) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
         })
+    }
+
+    /// `text` within the output cap, cut at a character boundary with a notice.
+    fn capped(&self, text: String) -> String {
+        match self.max_output {
+            Some(max) if text.len() > max => {
+                let mut cut = max;
+                while !text.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                format!(
+                    "{}\n[truncated: showing {cut} of {} bytes]",
+                    &text[..cut],
+                    text.len()
+                )
+            }
+            _ => text,
+        }
     }
 
     /// `resources/list`: one resource per top-level skill.

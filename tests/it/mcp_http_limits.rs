@@ -97,6 +97,18 @@ fn server_pid(server: &HttpServer) -> u32 {
 }
 
 #[test]
+fn a_tool_result_over_the_output_cap_is_cut_with_a_notice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = built_copy(tmp.path());
+    let server = HttpServer::start(&out, &["serve.max_output_bytes=300"], &[]);
+    let (sid, _) = open_session(&server.addr);
+    let call = r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"cat","arguments":{"path":"entity_index.md"}}}"#;
+    let (status, body) = request(&server.addr, &post(call, Some(&sid), None));
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("[truncated: showing 300 of "), "{body}");
+}
+
+#[test]
 fn a_session_over_the_request_rate_is_slowed_down() {
     let tmp = tempfile::tempdir().unwrap();
     let out = built_copy(tmp.path());

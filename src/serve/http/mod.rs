@@ -213,8 +213,9 @@ impl Prepared {
             .with_allowed_hosts(hosts)
             .with_max_request_body_bytes(settings.max_body_bytes);
         let factory_live = live.clone();
+        let max_output = settings.max_output_bytes;
         let mcp = StreamableHttpService::new(
-            move || Ok(McpServer::over(factory_live.clone())),
+            move || Ok(McpServer::over(factory_live.clone()).with_max_output(max_output)),
             sessions.clone(),
             config,
         );
