@@ -131,22 +131,11 @@ impl McpServer {
         })
     }
 
-    /// `text` within the output cap, cut at a character boundary with a notice.
+    /// `text` within the output cap, cut with a notice as the tools cut theirs.
     fn capped(&self, text: String) -> String {
-        match self.max_output {
-            Some(max) if text.len() > max => {
-                let mut cut = max;
-                while !text.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                format!(
-                    "{}\n[truncated: showing {cut} of {} bytes]",
-                    &text[..cut],
-                    text.len()
-                )
-            }
-            _ => text,
-        }
+        self.max_output
+            .and_then(|max| super::tools::cut_to(&text, max))
+            .unwrap_or(text)
     }
 
     /// `resources/list`: one resource per top-level skill.

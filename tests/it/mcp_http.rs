@@ -52,12 +52,7 @@ impl HttpServer {
         let mut child = cmd.spawn().unwrap();
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
         let first = lines.next().expect("a first line").unwrap();
-        let addr = first
-            .split("http://")
-            .nth(1)
-            .and_then(|r| r.split('/').next())
-            .unwrap_or_else(|| panic!("no address in {first:?}"))
-            .to_string();
+        let addr = served_at(&first).unwrap_or_else(|| panic!("no address in {first:?}"));
         let log = Arc::new(Mutex::new(vec![first]));
         let sink = log.clone();
         std::thread::spawn(move || {
@@ -102,6 +97,12 @@ impl Drop for HttpServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The `HOST:PORT` of the server's "Serving … at http://HOST:PORT/mcp" line.
+fn served_at(line: &str) -> Option<String> {
+    let rest = line.split("http://").nth(1)?;
+    rest.split('/').next().map(str::to_string)
 }
 
 /// Sends `raw` and reads until the server closes: the status and the body.
@@ -406,12 +407,7 @@ fn the_readme_serves_a_team_and_its_client_configs_connect() {
     let first = lines.next().unwrap().unwrap();
     // The request log goes on; it is read, so the server is not writing into a closed pipe.
     std::thread::spawn(move || lines.map_while(Result::ok).count());
-    let addr = first
-        .split("http://")
-        .nth(1)
-        .and_then(|r| r.split('/').next())
-        .unwrap_or_else(|| panic!("{first}"))
-        .to_string();
+    let addr = served_at(&first).unwrap_or_else(|| panic!("{first}"));
     let token = std::fs::read_to_string(tmp.path().join("token.txt")).unwrap();
     assert!(token.len() >= 32, "a long random token: {token:?}");
     for (after, var) in [
@@ -479,8 +475,8 @@ fn watch_serves_each_rebuild() {
         let l = rx
             .recv_timeout(Duration::from_secs(60))
             .expect("the server starts");
-        if let Some(rest) = l.split("http://").nth(1) {
-            break rest.split('/').next().unwrap().to_string();
+        if let Some(addr) = served_at(&l) {
+            break addr;
         }
         seen.push(l);
     };

@@ -341,15 +341,7 @@ impl Tools {
             Some(sec) => std::borrow::Cow::Owned(sec.to_string()),
             None => text,
         };
-        if text.len() <= CAT_MAX_BYTES {
-            return Ok(text.into_owned());
-        }
-        let cut = floor_char(&text, CAT_MAX_BYTES);
-        Ok(format!(
-            "{}\n[truncated: showing {cut} of {} bytes]",
-            &text[..cut],
-            text.len()
-        ))
+        Ok(cut_to(&text, CAT_MAX_BYTES).unwrap_or_else(|| text.into_owned()))
     }
 
     pub fn grep(&self, pattern: &str, rel: &str, ignore_case: bool) -> Result<String, ToolError> {
@@ -506,6 +498,19 @@ fn collect_files(p: &Path, out: &mut Vec<PathBuf>, max: usize) {
             collect_files(&e.path(), out, max);
         }
     }
+}
+
+/// `text` cut to `max` bytes at a character boundary, with a notice of how much is shown;
+/// `None` when it fits.
+pub fn cut_to(text: &str, max: usize) -> Option<String> {
+    (text.len() > max).then(|| {
+        let cut = floor_char(text, max);
+        format!(
+            "{}\n[truncated: showing {cut} of {} bytes]",
+            &text[..cut],
+            text.len()
+        )
+    })
 }
 
 fn floor_char(s: &str, mut i: usize) -> usize {
