@@ -16,7 +16,10 @@ pub struct Progress {
     quiet: bool,
     /// `-v`: every warning of a kind, not the first [`SHOWN`], and each step's time.
     verbose: bool,
-    tty: bool,
+    /// Whether bars are drawn: on a terminal that reports its size. One that does not (a pty
+    /// of size 0 × 0) gets the plain lines, since indicatif would assume 80 columns and a
+    /// wrapped bar stays on the screen after it is cleared.
+    bars: bool,
     /// Whether status lines, warnings and errors are colored.
     color: bool,
     /// Whether warnings are shown (always, but for work whose caller reports on its own).
@@ -29,7 +32,7 @@ impl Progress {
         Progress {
             quiet,
             verbose: false,
-            tty,
+            bars: tty && console::Term::stderr().size_checked().is_some(),
             color: tty && color_allowed(|k| std::env::var_os(k)),
             warnings: true,
         }
@@ -93,7 +96,7 @@ impl Progress {
 
     /// A bar of `total` items for a long stage (hidden when quiet or not a terminal).
     pub fn bar(&self, verb: &str, total: usize) -> ProgressBar {
-        if self.quiet || !self.tty {
+        if self.quiet || !self.bars {
             return ProgressBar::hidden();
         }
         let pb = ProgressBar::new(total as u64);
@@ -110,7 +113,7 @@ impl Progress {
     /// Progress of `total` items of a stage: a bar on a terminal; elsewhere a plain line at most
     /// every 10 s (`C2S_PROGRESS_MS` sets the interval) with done/total, rate and time left.
     pub fn meter(&self, verb: &str, total: usize) -> Meter {
-        if self.quiet || self.tty {
+        if self.quiet || self.bars {
             return Meter {
                 bar: self.bar(verb, total),
                 plain: None,

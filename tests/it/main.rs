@@ -54,4 +54,5 @@ mod skills_server;
 mod state;
 mod statfirst;
 mod structure;
+mod terminal;
 mod watch;
