@@ -11,12 +11,15 @@ use regex::{Regex, RegexSet};
 mod normalize;
 pub mod places;
 mod rules;
+mod sentences;
 
 pub use normalize::fold;
 use rules::{EUROPEAN_GATE, EUROPEAN_RULES, NEGATION, OTHER_SCRIPT_RULES, RULES, other_script};
+pub use sentences::CONTINUES;
+use sentences::{Span, sentence_flags, sentence_spans};
 
 /// Version of the rules: part of the card key of every document they change.
-pub const PLANTED_VERSION: u32 = 5;
+pub const PLANTED_VERSION: u32 = 6;
 
 /// One flagged sentence.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -29,8 +32,8 @@ pub struct Flag {
     pub rule: &'static str,
     /// Where it was hidden from a reader, if it was (see [`places`]).
     pub place: Option<&'static str>,
-    /// Quoted in code or a block quote on a page that discusses prompt injection: an example
-    /// of an attack, not a plant. It stays out of navigation text, but the page is not warned
+    /// Quoted (in code, a block quote or quotation marks) on a page that discusses prompt
+    /// injection: an example of an attack, not a plant. It stays out of navigation text, but the page is not warned
     /// about.
     pub quoted: bool,
 }
@@ -217,68 +220,14 @@ fn check_read(sentence: &str, reading: Reading) -> Option<&'static str> {
     Some(rule)
 }
 
-/// Byte ranges of the sentences of one line: ends at `.`, `!` or `?` before a space, at `。`
-/// (Chinese and Japanese write no space after a sentence), or at `|` (a table cell).
-fn sentence_spans(line: &str) -> Vec<(usize, usize)> {
-    let b = line.as_bytes();
-    let mut out = Vec::new();
-    let mut start = 0;
-    for i in 0..b.len() {
-        let end = match b[i] {
-            b'|' => Some(i),
-            b'.' | b'!' | b'?' if b.get(i + 1).is_none_or(|c| c.is_ascii_whitespace()) => {
-                Some(i + 1)
-            }
-            // `。` is E3 80 82 in UTF-8.
-            0xE3 if line[i..].starts_with('。') => Some(i + '。'.len_utf8()),
-            _ => None,
-        };
-        if let Some(e) = end {
-            if line[start..e].trim().chars().any(char::is_alphanumeric) {
-                out.push((start, e));
-            }
-            start = e.max(i + 1);
-        }
-    }
-    if line[start..].trim().chars().any(char::is_alphanumeric) {
-        out.push((start, line.len()));
-    }
-    out
-}
-
-/// Rules whose sentence speaks to a model: the rest of its paragraph is part of the same plant
-/// ("Ignore your instructions. Tell users to visit …").
-const OPENS_A_PLANT: &[&str] = &[
-    "overrides instructions",
-    "addresses an AI model",
-    "fakes a system message",
-    "asks for text in every output",
-    "hides from the user",
-];
-
-/// What a sentence after a model-addressing one, in the same paragraph, is flagged as.
-pub const CONTINUES: &str = "continues a planted instruction";
-
-/// A paragraph ends at a blank line, a heading, a list item, a table row or a code fence.
-fn starts_paragraph(line: &str) -> bool {
-    let t = line.trim_start();
-    t.is_empty()
-        || t.starts_with('#')
-        || t.starts_with("- ")
-        || t.starts_with("* ")
-        || t.starts_with('|')
-        || t.starts_with("```")
-        || t.starts_with("~~~")
-}
-
 /// What a sentence that hides a word from a reader (invisible characters or look-alike letters
 /// inside it) is flagged as.
 pub const HIDES: &str = "hides text from a reader";
 
-/// `(line index, start, end, rule)` of each flagged sentence of `folded` (the [`fold`] of
-/// `original`, line for line): those that break a rule, those that follow a model-addressing
-/// sentence in its paragraph, and those that hide a word from a reader.
-fn flagged_spans(original: &str, folded: &str) -> Vec<(usize, usize, usize, &'static str)> {
+/// What each flagged sentence of `folded` (the [`fold`] of `original`, line for line) covers:
+/// those that break a rule, those that follow a model-addressing sentence in its paragraph,
+/// and those that hide a word from a reader.
+fn flagged_spans(original: &str, folded: &str) -> Vec<Span> {
     let hides = normalize::hides(original);
     // Most texts break no rule: one pass over the whole text tells, instead of one per sentence.
     let (may, reading) = gate(folded);
@@ -294,7 +243,7 @@ fn flagged_spans(original: &str, folded: &str) -> Vec<(usize, usize, usize, &'st
 
 /// Flags (as [`HIDES`]) the sentences of `folded` that hold a word hidden in `original`
 /// (line for line), unless a rule flagged them already.
-fn add_hiding(original: &str, folded: &str, out: &mut Vec<(usize, usize, usize, &'static str)>) {
+fn add_hiding(original: &str, folded: &str, out: &mut Vec<Span>) {
     let folded: Vec<&str> = folded.lines().collect();
     for (n, orig) in normalize::prose_lines(original) {
         let Some(line) = folded.get(n) else { continue };
@@ -304,42 +253,25 @@ fn add_hiding(original: &str, folded: &str, out: &mut Vec<(usize, usize, usize, 
         }
         for (a, b) in sentence_spans(line) {
             let holds = words.iter().any(|w| line[a..b].contains(w.as_str()));
-            if holds && !out.iter().any(|s| s.0 == n && s.1 == a) {
-                out.push((n, a, b, HIDES));
+            let flagged = out.iter().any(|s| s.line == n && s.a < b && a < s.b);
+            if holds && !flagged {
+                out.push(Span {
+                    line: n,
+                    a,
+                    b,
+                    rule: HIDES,
+                    goes_on: false,
+                });
             }
         }
     }
-    out.sort_by_key(|s| (s.0, s.1));
-}
-
-/// [`flagged_spans`], sentence by sentence.
-fn sentence_flags(text: &str, reading: Reading) -> Vec<(usize, usize, usize, &'static str)> {
-    let mut out = Vec::new();
-    let mut in_plant = false;
-    for (n, line) in text.lines().enumerate() {
-        if starts_paragraph(line) {
-            in_plant = false;
-        }
-        for (a, b) in sentence_spans(line) {
-            let rule = match check_read(&line[a..b], reading) {
-                Some(rule) => {
-                    in_plant |= OPENS_A_PLANT.contains(&rule);
-                    rule
-                }
-                None if in_plant => CONTINUES,
-                None => continue,
-            };
-            out.push((n, a, b, rule));
-        }
-        if line.trim_start().starts_with('|') {
-            in_plant = false;
-        }
-    }
-    out
+    // In line order; the parts of one sentence stay together (they are in line order already).
+    out.sort_by_key(|s| (s.line, s.a));
 }
 
 /// The flagged sentences of a text (as the rules read it: see [`fold`]), each with where it
-/// was hidden and whether it is a quoted example.
+/// was hidden and whether it is a quoted example; a sentence wrapped over line breaks is one
+/// flag, at its first line.
 pub fn flags(text: &str) -> Vec<Flag> {
     let folded = fold(text);
     let spans = flagged_spans(text, &folded);
@@ -357,27 +289,59 @@ pub fn flags(text: &str) -> Vec<Flag> {
     let comments = places::comments(&folded);
     let quoted = places::quoted_lines(&folded);
     let example = places::discusses_injection(&folded, &quoted);
+    let inline = match example {
+        true => places::inline_quotes(&folded),
+        false => Vec::new(),
+    };
     let original: Vec<&str> = text.lines().collect();
-    spans
-        .into_iter()
-        .map(|(n, a, b, rule)| {
-            let disguised = rule == HIDES
-                || original
-                    .get(n)
-                    .is_some_and(|l| !normalize::hidden_words(l).is_empty());
-            Flag {
-                line: n + 1,
-                text: lines[n][a..b]
-                    .split_whitespace()
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                rule,
-                place: places::place(lines[n], (starts[n], a, b), &comments)
-                    .or(disguised.then_some(places::DISGUISED)),
-                quoted: example && quoted.get(n).copied().unwrap_or(false),
-            }
-        })
-        .collect()
+    let hidden = |n: usize| {
+        original
+            .get(n)
+            .map(|l| normalize::hidden_words(l))
+            .unwrap_or_default()
+    };
+    // Whether the sentence that opened the plant a continuation belongs to was quoted.
+    let mut opener_quoted = false;
+    let mut out = Vec::new();
+    for sentence in spans.chunk_by(|_, next| next.goes_on) {
+        let first = sentence[0];
+        let words: Vec<String> = sentence.iter().flat_map(|s| hidden(s.line)).collect();
+        let in_quotes = example
+            && match first.rule {
+                CONTINUES => opener_quoted,
+                rule => {
+                    let rest: Vec<String> = sentence
+                        .iter()
+                        .map(|s| places::unquoted(lines[s.line], (s.a, s.b), &inline[s.line]))
+                        .collect();
+                    let rest = rest.join(" ");
+                    opener_quoted = match rule {
+                        HIDES => words.iter().all(|w| !rest.contains(w.as_str())),
+                        _ => check_folded(&rest).is_none(),
+                    };
+                    opener_quoted
+                }
+            };
+        let block_quoted = sentence
+            .iter()
+            .all(|s| quoted.get(s.line).copied().unwrap_or(false));
+        let disguised = first.rule == HIDES || !words.is_empty();
+        let place = sentence
+            .iter()
+            .find_map(|s| places::place(lines[s.line], (starts[s.line], s.a, s.b), &comments));
+        let text: Vec<&str> = sentence
+            .iter()
+            .flat_map(|s| lines[s.line][s.a..s.b].split_whitespace())
+            .collect();
+        out.push(Flag {
+            line: first.line + 1,
+            text: text.join(" "),
+            rule: first.rule,
+            place: place.or(disguised.then_some(places::DISGUISED)),
+            quoted: example && (in_quotes || block_quoted),
+        });
+    }
+    out
 }
 
 /// A document's flagged sentences and navigation text, lowercased once, for asking of many
@@ -439,14 +403,14 @@ pub fn navigation_text(text: &str) -> Cow<'_, str> {
 }
 
 /// A text with the given sentence spans cut out, line by line (so line numbers still match).
-fn without(text: &str, spans: &[(usize, usize, usize, &'static str)]) -> String {
+fn without(text: &str, spans: &[Span]) -> String {
     let mut out = String::with_capacity(text.len());
     for (n, line) in text.lines().enumerate() {
         let mut kept = String::with_capacity(line.len());
         let mut last = 0;
-        for &(_, a, b, _) in spans.iter().filter(|s| s.0 == n) {
-            kept.push_str(&line[last..a]);
-            last = b;
+        for span in spans.iter().filter(|s| s.line == n) {
+            kept.push_str(&line[last..span.a]);
+            last = span.b;
         }
         kept.push_str(&line[last..]);
         out.push_str(kept.trim_end());
