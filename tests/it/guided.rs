@@ -242,6 +242,47 @@ fn after_two_misses_the_walk_answers_from_the_best_documents_it_was_shown() {
 }
 
 #[test]
+fn the_navigators_best_document_is_shown_beside_the_models_picks() {
+    let (tmp, out, server) = example();
+    let trace = tmp.path().join("t.json");
+    // The first menu's keys, from a walk that follows the navigator.
+    guided_ask(&out, &server, &[], &trace);
+    let keys = guided_keys(&server.requests()[0].body);
+    let billing = keys
+        .iter()
+        .find(|k| k.contains("billing"))
+        .unwrap_or_else(|| panic!("a billing skill among {keys:?}"));
+    // The model picks billing for a question about deploying.
+    let server = Server::start();
+    server.script("guided", vec![pick(billing)]);
+    let (_, t) = guided_ask(&out, &server, &[], &trace);
+    let entries = t["trace"].as_array().unwrap();
+    let s = entries
+        .iter()
+        .find(|e| e["kind"] == "suggest")
+        .unwrap_or_else(|| panic!("a suggestion: {t}"));
+    assert!(s["text"].as_str().unwrap().contains("deploy/"), "{s}");
+    let id = s["args"]["id"].as_str().unwrap();
+    // It is shown with the picks, in the same request, under a key the answer may cite.
+    let opens = opened(&t);
+    assert!(
+        opens[0].len() >= 2 && opens[0].iter().any(|d| d == id),
+        "{t}"
+    );
+    let answer = server
+        .requests()
+        .into_iter()
+        .find(|r| r.stage() == "guided_answer")
+        .unwrap();
+    assert_eq!(guided_keys(&answer.body).len(), opens[0].len());
+    assert!(
+        answer.user().matches("<document key=").count() == opens[0].len(),
+        "{}",
+        answer.user()
+    );
+}
+
+#[test]
 fn an_answer_citing_a_document_it_was_not_shown_is_refused() {
     let (tmp, out, server) = example();
     server.script(

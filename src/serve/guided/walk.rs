@@ -1,6 +1,7 @@
 //! One guided walk: the menus from the top-level skills down, the picks (a choice outside the
-//! menu is refused and asked again once), the documents shown and the answer (a citation of a
-//! document not shown is refused and asked again once), backing up on "not here" to the next
+//! menu is refused and asked again once), the documents shown (the picks and the navigator's
+//! best document not shown yet) and the answer (a citation of a document not shown is refused
+//! and asked again once), backing up on "not here" to the next
 //! pick, then to the navigator's best option that was not picked, until an answer, an empty
 //! stack, the cap of back-ups or the cap of model calls; then, if documents were shown, a last
 //! call answers from the best of them (one call is kept for it).
@@ -144,7 +145,26 @@ impl<'g, 'a> Walk<'g, 'a> {
         if chosen.is_empty() {
             return Ok(false);
         }
-        self.answer(&chosen, false)
+        let mut shown = chosen;
+        if let Some(d) = self.suggestion(&shown) {
+            let mut e = self.entry("suggest");
+            e.text = Some(self.g.a.docs[d].source.clone());
+            e.args = Some(json!({"id": self.g.a.docs[d].id}));
+            self.out.trace.push(e);
+            shown.push(d);
+        }
+        self.answer(&shown, false)
+    }
+
+    /// The navigator's best document in the library that was neither shown yet nor `chosen`:
+    /// shown beside the model's picks at each answer, so that an answer from a branch the model
+    /// picked wrongly still has the evidence a flat search has (with Qwen2.5-Coder 1.5B, the
+    /// walks that missed the answer had left its branch at a menu).
+    fn suggestion(&self, chosen: &[usize]) -> Option<usize> {
+        let rest: Vec<usize> = (0..self.g.a.docs.len())
+            .filter(|&d| !chosen.contains(&d) && !self.seen.contains(&Item::Doc(d)))
+            .collect();
+        self.route.rank_docs(&rest).first().copied()
     }
 
     /// The walk's last call: the best documents shown so far (by the navigator's ranking),
