@@ -7,9 +7,12 @@ use crate::serve::navigator::Route;
 
 /// Most options one menu shows.
 pub const MENU_MAX: usize = 12;
-/// Most options one pick takes: groups (a beam of two), documents (three to open).
+/// Most options one pick takes: groups (a beam of two), documents (two to open; the walk adds
+/// the navigator's best document, so an answer reads three, as `rag`'s prompt costs about five:
+/// with three picks and the fourth, Qwen2.5-Coder 0.5B spent 1.14× `rag`'s tokens on 20 wixqa
+/// questions).
 pub const PICK_GROUPS: usize = 2;
-pub const PICK_DOCS: usize = 3;
+pub const PICK_DOCS: usize = 2;
 /// Characters of a row's description: menus were 40–60% of a walk's prompt tokens with 160
 /// (wixqa-sample, Qwen2.5-Coder-0.5B); a row's first 110 characters carry its topic.
 const ROW_CHARS: usize = 110;
@@ -68,7 +71,7 @@ impl Menu {
         if items.is_empty() {
             return None;
         }
-        // Groups alone: a beam of two; documents among the options: three to open.
+        // Groups alone: a beam of two; documents among the options: two to open.
         let max_pick = if groups_shown == items.len() {
             PICK_GROUPS
         } else {
