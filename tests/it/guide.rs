@@ -217,7 +217,7 @@ fn the_committed_guide_output_is_fresh_and_an_unrebuilt_edit_fails_check() {
     assert_eq!(
         fresh.status.code(),
         Some(0),
-        "docs-skills/ is stale: run `cargo run --release -- build` in the repository and commit \
+        "docs-skills/ is stale: run `cargo run -- build` in the repository and commit \
          it\n{}",
         stderr(&fresh)
     );
