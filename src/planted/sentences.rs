@@ -100,12 +100,15 @@ pub fn sentence_flags(text: &str, reading: Reading) -> Vec<Span> {
 
 /// [`sentence_flags`] of one paragraph, whose first line is `first`.
 fn paragraph_flags(lines: &[&str], first: usize, reading: Reading, out: &mut Vec<Span>) {
-    // The lines joined by spaces, and where each starts in the join.
+    // The lines joined by spaces, and where each starts in the join. A heading ends its
+    // sentence (`|` ends one, as in a table row) but not its paragraph: a plant in a heading
+    // goes on in the lines under it.
     let mut joined = String::new();
     let mut starts = Vec::with_capacity(lines.len());
     for (i, l) in lines.iter().enumerate() {
         if i > 0 {
-            joined.push(' ');
+            let heading = lines[i - 1].trim_start().starts_with('#');
+            joined.push(if heading { '|' } else { ' ' });
         }
         starts.push(joined.len());
         joined.push_str(l);
