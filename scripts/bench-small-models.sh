@@ -13,7 +13,9 @@
 # tokens and seconds) and prints the summary table. C2S_BIN picks the binary (default
 # target/release/c2s); BENCH_BASE_URL uses a server that is already running instead of starting
 # one; BENCH_RESULTS writes the results file into another folder, BENCH_CACHE keeps the tree and
-# the memo of answers in another folder than bench/small-models/cache.
+# the memo of answers in another folder than bench/small-models/cache. BENCH_METHODS picks the
+# methods (default rag,agentic-search,agent,guided): more questions for two of them cost a
+# fraction of the time (the free-form agent takes 3 to 6 times a guided walk's).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 model="${1:?usage: $0 MODEL N MINUTES [SET] [PORT]}" n="${2:?N}" minutes="${3:?MINUTES}"
@@ -35,6 +37,6 @@ fi
 "$bin" eval --data "$data" --config "$root/bench/small-models/c2s.toml" \
   --set "agent.model=\"$name\"" --set "agent.base_url=\"$base_url\"" \
   --set "cache.path=\"$cache/memo.sqlite\"" \
-  --limit "$n" --methods rag,agentic-search,agent,guided --max-minutes "$minutes" \
+  --limit "$n" --methods "${BENCH_METHODS:-rag,agentic-search,agent,guided}" --max-minutes "$minutes" \
   --out "$cache/tree-$set_name" --json "$out"
 echo "results: $out"
