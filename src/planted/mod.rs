@@ -33,8 +33,8 @@ pub struct Flag {
     /// Where it was hidden from a reader, if it was (see [`places`]).
     pub place: Option<&'static str>,
     /// Quoted (in code, a block quote or quotation marks) on a page that discusses prompt
-    /// injection: an example of an attack, not a plant. It stays out of navigation text, but the page is not warned
-    /// about.
+    /// injection: an example of an attack, not a plant. It stays out of navigation text, but
+    /// the page is not warned about.
     pub quoted: bool,
 }
 

@@ -91,23 +91,23 @@ pub fn sentence_flags(text: &str, reading: Reading) -> Vec<Span> {
                 end += 1;
             }
         }
-        let paragraph: Vec<&str> = lines[first..end].iter().map(|(l, _)| *l).collect();
-        paragraph_flags(&paragraph, first, reading, &mut out);
+        paragraph_flags(&lines[first..end], first, reading, &mut out);
         first = end;
     }
     out
 }
 
-/// [`sentence_flags`] of one paragraph, whose first line is `first`.
-fn paragraph_flags(lines: &[&str], first: usize, reading: Reading, out: &mut Vec<Span>) {
+/// [`sentence_flags`] of one paragraph (its lines as [`sentence_flags`] pairs them), whose first
+/// line is `first`.
+fn paragraph_flags(lines: &[(&str, bool)], first: usize, reading: Reading, out: &mut Vec<Span>) {
     // The lines joined by spaces, and where each starts in the join. A heading ends its
     // sentence (`|` ends one, as in a table row) but not its paragraph: a plant in a heading
     // goes on in the lines under it.
     let mut joined = String::new();
     let mut starts = Vec::with_capacity(lines.len());
-    for (i, l) in lines.iter().enumerate() {
+    for (i, &(l, _)) in lines.iter().enumerate() {
         if i > 0 {
-            let heading = lines[i - 1].trim_start().starts_with('#');
+            let heading = lines[i - 1].0.trim_start().starts_with('#');
             joined.push(if heading { '|' } else { ' ' });
         }
         starts.push(joined.len());
@@ -124,7 +124,7 @@ fn paragraph_flags(lines: &[&str], first: usize, reading: Reading, out: &mut Vec
             None => continue,
         };
         let mut goes_on = false;
-        for (i, l) in lines.iter().enumerate() {
+        for (i, &(l, _)) in lines.iter().enumerate() {
             let (ls, le) = (starts[i], starts[i] + l.len());
             if le <= s || e <= ls {
                 continue;

@@ -1,10 +1,10 @@
 //! One guided walk: the menus from the top-level skills down, the picks (a choice outside the
 //! menu is refused and asked again once), the documents shown (the picks and the navigator's
 //! best document not shown yet) and the answer (a citation of a document not shown is refused
-//! and asked again once), backing up on "not here" to the next
-//! pick, then to the navigator's best option that was not picked, until an answer, an empty
-//! stack, the cap of back-ups or the cap of model calls; then, if documents were shown, a last
-//! call answers from the best of them (one call is kept for it).
+//! and asked again once), backing up on "not here" to the next pick, then to the navigator's
+//! best option that was not picked, until an answer, an empty stack, the cap of back-ups or
+//! the cap of model calls; then, if documents were shown, a last call answers from the best of
+//! them (one call is kept for it).
 
 use std::collections::HashSet;
 
