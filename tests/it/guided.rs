@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::common::build_example;
 use crate::llm_server::{Server, guided_keys};
-use crate::serve::{ask, oa_text};
+use crate::serve::{ask, ask_question, oa_text};
 
 /// `c2s ask` on the example output, guided; stdout and the trace.
 fn guided_ask(out: &Path, server: &Server, extra: &[&str], trace: &Path) -> (String, Value) {
@@ -108,6 +108,49 @@ fn a_small_local_model_walks_two_levels_by_menus_and_answers_from_what_it_opened
     for part in ["system", "question", "menus", "documents", "format"] {
         assert!(t["prompt_parts"][part].as_u64().unwrap() > 0, "{part}: {t}");
     }
+}
+
+#[test]
+fn a_menu_of_groups_is_not_asked_where_the_navigators_best_documents_agree() {
+    let (tmp, out, server) = example();
+    let trace = tmp.path().join("t.json");
+    let o = ask_question(
+        &out,
+        &server,
+        "openai",
+        "How do I back up and migrate my Postgres and Redis databases?",
+        &["agent.protocol=\"guided\""],
+        &trace,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let t: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    let k = kinds(&t);
+    let decisive = t["trace"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "decisive")
+        .unwrap_or_else(|| panic!("the top-level menu is decisive: {k:?}"));
+    assert_eq!(decisive["args"], json!(["skill-02-db"]), "{decisive}");
+    assert!(
+        decisive["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Top-level skills")
+    );
+    // The top-level menu never went to the model: its first request is the group's menu.
+    let requests = server.requests();
+    assert!(!requests.is_empty());
+    for r in &requests {
+        assert!(
+            !r.body.to_string().contains("Top-level skills"),
+            "{}",
+            r.body
+        );
+    }
+    assert_eq!(t["turns"].as_u64().unwrap() as usize, requests.len());
+    assert_eq!(t["stopped"], "answered", "{t}");
+    assert!(!t["fetched"].as_array().unwrap().is_empty(), "{t}");
 }
 
 #[test]

@@ -174,6 +174,18 @@ pub(crate) fn ask(
     extra: &[&str],
     trace: &Path,
 ) -> std::process::Output {
+    ask_question(out, server, backend, "How do I deploy?", extra, trace)
+}
+
+/// [`ask`] with another question.
+pub(crate) fn ask_question(
+    out: &Path,
+    server: &Server,
+    backend: &str,
+    question: &str,
+    extra: &[&str],
+    trace: &Path,
+) -> std::process::Output {
     let base = if backend == "anthropic" {
         server.url.clone()
     } else {
@@ -181,7 +193,7 @@ pub(crate) fn ask(
     };
     let mut args: Vec<String> = vec![
         "ask".into(),
-        "How do I deploy?".into(),
+        question.into(),
         "--out".into(),
         out.display().to_string(),
         "--trace".into(),

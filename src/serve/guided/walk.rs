@@ -1,5 +1,6 @@
 //! One guided walk: the menus from the top-level skills down, the picks (a choice outside the
-//! menu is refused and asked again once), the documents shown (the picks and the navigator's
+//! menu is refused and asked again once; a menu of groups where the navigator's best documents
+//! all lie under one group is not asked), the documents shown (the picks and the navigator's
 //! best document not shown yet) and the answer (a citation of a document not shown is refused
 //! and asked again once), backing up on "not here" to the next pick, then to the navigator's
 //! best option that was not picked, until an answer, an empty stack, the cap of back-ups or
@@ -11,7 +12,7 @@ use std::collections::HashSet;
 use serde_json::{Value, json};
 
 use super::Guided;
-use super::menu::{Item, Menu};
+use super::menu::{Item, Menu, PICK_DOCS};
 use super::reply;
 use crate::llm::wire;
 use crate::serve::agent::{AgentAnswer, AgentError, TraceEntry};
@@ -120,6 +121,14 @@ impl<'g, 'a> Walk<'g, 'a> {
         };
         let picked = if menu.items.len() == 1 {
             menu.items.clone()
+        } else if let Some(i) = self.decisive(&menu) {
+            let mut e = self.entry("decisive");
+            e.text = Some(format!(
+                "{place} the navigator's best documents all lie here"
+            ));
+            e.args = Some(json!([menu.keys[i]]));
+            self.out.trace.push(e);
+            vec![menu.items[i]]
         } else {
             match self.pick(&menu, place)? {
                 Some(p) => p,
@@ -154,6 +163,32 @@ impl<'g, 'a> Walk<'g, 'a> {
             shown.push(d);
         }
         self.answer(&shown, false)
+    }
+
+    /// The group of a menu of groups that holds all of the navigator's best unseen documents in
+    /// the library (as many as an answer is shown: the picks and the suggestion), taken without
+    /// asking the model: where the flat evidence all points one way, a menu costs a call and its
+    /// tokens and can only lose the answer's branch. A menu with documents is always asked.
+    fn decisive(&self, menu: &Menu) -> Option<usize> {
+        if menu.items.iter().any(|i| matches!(i, Item::Doc(_))) {
+            return None;
+        }
+        let rest: Vec<usize> = (0..self.g.a.docs.len())
+            .filter(|&d| !self.seen.contains(&Item::Doc(d)))
+            .collect();
+        let best = self.route.rank_docs(&rest);
+        let best = &best[..best.len().min(PICK_DOCS + 1)];
+        if best.is_empty() {
+            return None;
+        }
+        let tree = &self.g.a.tree;
+        menu.items.iter().position(|i| match i {
+            Item::Node(n) => {
+                let under = tree.descendant_docs(*n);
+                best.iter().all(|d| under.contains(d))
+            }
+            Item::Doc(_) => false,
+        })
     }
 
     /// The navigator's best document in the library that was neither shown yet nor `chosen`:
