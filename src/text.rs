@@ -1,13 +1,16 @@
 //! Text utilities shared by the offline backends: sentences, words, clipping and the background word-frequency table.
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 static BACKGROUND_TSV: &str = include_str!("llm/background_en.tsv");
 
 /// Zipf frequency (log10 per billion words) of an English word; 0 for words not in the table.
 pub fn zipf(word: &str) -> f32 {
-    static TABLE: OnceLock<HashMap<&'static str, u16>> = OnceLock::new();
+    // Looked up for every word of every card and summary: a fast hash, not SipHash (the keys are
+    // the built-in table's, not an attacker's).
+    static TABLE: OnceLock<FxHashMap<&'static str, u16>> = OnceLock::new();
     let table = TABLE.get_or_init(|| {
         BACKGROUND_TSV
             .lines()
@@ -33,6 +36,13 @@ pub fn distinctiveness(word: &str) -> f32 {
     let z = if z == 0.0 { 1.5 } else { z };
     (6.5 - z).clamp(0.0, 5.0)
 }
+
+/// Punctuation that ends a run of words a phrase may come from. A slice, not a `str`: a `str`'s
+/// `contains` searches it with memchr for every character of the text.
+pub const PHRASE_BREAKS: &[char] = &[
+    ',', ';', ':', '(', ')', '[', ']', '{', '}', '"', '|', '/', '!', '?', '–', '—', '…', '<', '>',
+    '=', '+', '*', '#',
+];
 
 /// English function words (closed classes: articles, pronouns, prepositions, auxiliaries, conjunctions).
 const FUNCTION_WORDS: &[&str] = &[
@@ -205,14 +215,14 @@ const FUNCTION_WORDS: &[&str] = &[
     "first",
 ];
 
-fn function_words() -> &'static std::collections::HashSet<&'static str> {
-    static SET: OnceLock<std::collections::HashSet<&'static str>> = OnceLock::new();
+fn function_words() -> &'static FxHashSet<&'static str> {
+    static SET: OnceLock<FxHashSet<&'static str>> = OnceLock::new();
     SET.get_or_init(|| FUNCTION_WORDS.iter().copied().collect())
 }
 
 /// Function words and the most common words, which never start or end a phrase.
 pub fn is_stopword(word: &str) -> bool {
-    word.chars().count() < 2
+    word.chars().nth(1).is_none()
         || word.chars().all(|c| c.is_ascii_digit())
         || function_words().contains(word)
         || zipf(word) >= 6.0
@@ -286,10 +296,23 @@ pub fn sentences(text: &str) -> Vec<String> {
     out
 }
 
+/// The sentence in `chars` with its whitespace runs made one space and its ends trimmed, if it
+/// holds a letter or digit.
 fn push_sentence(out: &mut Vec<String>, chars: &[char]) {
-    let s: String = chars.iter().collect();
-    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if s.chars().any(char::is_alphanumeric) {
+    let mut s = String::with_capacity(chars.len());
+    let (mut gap, mut word) = (false, false);
+    for &c in chars {
+        if c.is_whitespace() {
+            gap = !s.is_empty();
+            continue;
+        }
+        if std::mem::take(&mut gap) {
+            s.push(' ');
+        }
+        word |= c.is_alphanumeric();
+        s.push(c);
+    }
+    if word {
         out.push(s);
     }
 }

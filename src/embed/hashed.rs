@@ -1,9 +1,8 @@
 //! The offline `hashed` embedder: signed feature hashing of word uni- and bigrams, sublinear TF,
 //! weighted by the built-in background table (never by corpus statistics), L2-normalized.
 
-use std::collections::HashMap;
-
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 use super::{EmbedError, Embedder};
 use crate::text::{distinctiveness, words};
@@ -55,7 +54,8 @@ impl Hashed {
     fn embed_one(&self, text: &str) -> Vec<f32> {
         let toks: Vec<String> = words(text).collect();
         let weights: Vec<f32> = toks.iter().map(|w| distinctiveness(w)).collect();
-        let mut tf: HashMap<u64, (u32, f32)> = HashMap::new();
+        // Keys already hashed, and sorted below: a fast map (the order never shows).
+        let mut tf: FxHashMap<u64, (u32, f32)> = FxHashMap::default();
         for (i, w) in toks.iter().enumerate() {
             if weights[i] > 0.0 {
                 tf.entry(hash(&[w])).or_insert((0, weights[i])).0 += 1;

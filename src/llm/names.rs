@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use crate::text::{is_apostrophe, sentences, zipf};
+use rustc_hash::FxHashMap;
 
 /// How often (Zipf) a word may be and still be a name when it stands alone capitalized.
 const COMMON: f32 = 4.5;
@@ -42,26 +43,23 @@ const UNITS: &[&str] = &[
 /// sentences or titles ("Install", "Metrics").
 #[derive(Default)]
 struct Usage {
-    capital_inside: HashMap<String, usize>,
-    lowercase: HashMap<String, usize>,
+    capital_inside: FxHashMap<String, usize>,
+    lowercase: FxHashMap<String, usize>,
 }
 
 impl Usage {
-    fn of(lines: &[&str]) -> Usage {
+    /// The usage in the sentences of the text lines, each as its [`tokens`].
+    fn of(sentences: &[Vec<String>]) -> Usage {
         let mut u = Usage::default();
-        for line in lines {
-            for sentence in sentences(line) {
-                let toks = tokens(&sentence);
-                for (i, w) in toks.iter().enumerate() {
-                    let lower = w.to_lowercase();
-                    // Inside: after a word of the same clause (not first, not after a mark such
-                    // as `:` or `→`, where menus and lists capitalize anyway).
-                    let inside = i > 0 && !toks[i - 1].is_empty();
-                    if w.chars().next().is_some_and(char::is_lowercase) {
-                        *u.lowercase.entry(lower).or_default() += 1;
-                    } else if inside && !w.is_empty() {
-                        *u.capital_inside.entry(lower).or_default() += 1;
-                    }
+        for toks in sentences {
+            for (i, w) in toks.iter().enumerate() {
+                // Inside: after a word of the same clause (not first, not after a mark such as
+                // `:` or `→`, where menus and lists capitalize anyway).
+                let inside = i > 0 && !toks[i - 1].is_empty();
+                if w.chars().next().is_some_and(char::is_lowercase) {
+                    *u.lowercase.entry(w.to_lowercase()).or_default() += 1;
+                } else if inside && !w.is_empty() {
+                    *u.capital_inside.entry(w.to_lowercase()).or_default() += 1;
                 }
             }
         }
@@ -92,11 +90,17 @@ impl Usage {
     }
 }
 
+/// Marks that split a sentence's tokens (besides whitespace). A slice, not a `str`: a `str`'s
+/// `contains` searches it with memchr for every character of the text.
+const TOKEN_BREAKS: &[char] = &[
+    '=', '/', '|', '→', '←', '>', '(', ')', '[', ']', '{', '}', '"', '“', '”',
+];
+
 /// Words of a sentence as written, apostrophes kept inside, other punctuation around removed;
 /// `,`/`:`/`(` and the like end a run of capitalized words (an empty token marks the break).
 fn tokens(sentence: &str) -> Vec<String> {
     let raws: Vec<&str> = sentence
-        .split(|c: char| c.is_whitespace() || "=/|→←>()[]{}\"“”".contains(c))
+        .split(|c: char| c.is_whitespace() || TOKEN_BREAKS.contains(&c))
         .collect();
     let mut out = Vec::new();
     for (i, raw) in raws.iter().enumerate() {
@@ -150,8 +154,7 @@ fn named_by_form(w: &str) -> bool {
 
 /// Names in one sentence: form-named tokens, and runs of capitalized words (a run's opening word
 /// at the sentence start counts only when it names something itself).
-fn sentence_names(sentence: &str, usage: &Usage, out: &mut Vec<String>) {
-    let toks = tokens(sentence);
+fn sentence_names(toks: &[String], usage: &Usage, out: &mut Vec<String>) {
     let mut run: Vec<&str> = Vec::new();
     let flush = |run: &mut Vec<&str>, out: &mut Vec<String>| {
         if !run.is_empty() && run.len() <= 4 {
@@ -221,15 +224,18 @@ pub fn of_document(
     code: &[String],
     limit: usize,
 ) -> Vec<String> {
-    let usage = Usage::of(lines);
+    // Each line's sentences are split and tokenized once, for the usage and for the names.
+    let tokenized =
+        |line: &str| -> Vec<Vec<String>> { sentences(line).iter().map(|s| tokens(s)).collect() };
+    let text: Vec<Vec<String>> = lines.iter().flat_map(|l| tokenized(l)).collect();
+    let usage = Usage::of(&text);
     let mut found: Vec<String> = Vec::new();
-    for line in std::iter::once(title)
+    let heads: Vec<Vec<String>> = std::iter::once(title)
         .chain(headings.iter().map(String::as_str))
-        .chain(lines.iter().copied())
-    {
-        for sentence in sentences(line) {
-            sentence_names(&sentence, &usage, &mut found);
-        }
+        .flat_map(tokenized)
+        .collect();
+    for toks in heads.iter().chain(&text) {
+        sentence_names(toks, &usage, &mut found);
     }
     found.extend(code.iter().filter_map(|c| code_name(c)));
     rank(found.iter().map(|f| (f.as_str(), 1)), limit)

@@ -2,29 +2,45 @@
 //! document, and doc types.
 //! Everything is scored against the built-in background table, never corpus-wide statistics.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::markdown::plain_text;
-use crate::text::{distinctiveness, is_stopword, sentences, word_key};
+use crate::text::{PHRASE_BREAKS, distinctiveness, is_stopword, sentences, word_key};
 
-/// A candidate term (1–`max_n` words) with its first surface form and count.
+/// A candidate term (1–`max_n` words) with its first surface form, count and weight.
 #[derive(Debug, Clone)]
 pub struct Candidate {
     pub surface: String,
     pub words: usize,
     pub count: usize,
     pub first_pos: usize,
+    /// [`weight_of`] its words.
+    pub weight: f32,
 }
 
-/// Word runs between punctuation: (surface, lowercase) pairs.
-fn segments(sentence: &str) -> Vec<Vec<(String, String)>> {
+/// One word of a run: its surface form, its key, whether it is a stopword.
+struct Word {
+    surface: String,
+    key: String,
+    stop: bool,
+}
+
+/// Word runs between punctuation.
+fn segments(sentence: &str) -> Vec<Vec<Word>> {
     let mut out = Vec::new();
-    for seg in sentence.split(|c: char| ",;:()[]{}\"|/!?–—…<>=+*#".contains(c) || c == '.') {
-        let ws: Vec<(String, String)> = seg
+    for seg in sentence.split(|c: char| PHRASE_BREAKS.contains(&c) || c == '.') {
+        let ws: Vec<Word> = seg
             .split_whitespace()
             .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
             .filter(|w| !w.is_empty() && w.len() <= 40)
-            .filter_map(|w| Some((w.to_string(), word_key(w)?)))
+            .filter_map(|w| {
+                let key = word_key(w)?;
+                Some(Word {
+                    surface: w.to_string(),
+                    stop: is_stopword(&key),
+                    key,
+                })
+            })
             .collect();
         if !ws.is_empty() {
             out.push(ws);
@@ -36,42 +52,37 @@ fn segments(sentence: &str) -> Vec<Vec<(String, String)>> {
 /// Function words allowed inside a phrase ("terms of service"); any other one ends it.
 const INNER_WORDS: &[&str] = &["of", "and", "for", "in", "on"];
 
-/// All terms of 1..=max_n words that neither start nor end with a stopword.
-pub fn candidates(text: &str, max_n: usize) -> HashMap<String, Candidate> {
-    let mut out: HashMap<String, Candidate> = HashMap::new();
+/// All terms of 1..=max_n words that neither start nor end with a stopword (each word's key and
+/// stopword test made once, each term's weight once: this runs over every document's text).
+pub fn candidates(text: &str, max_n: usize) -> FxHashMap<String, Candidate> {
+    let mut out: FxHashMap<String, Candidate> = FxHashMap::default();
     let mut pos = 0;
     for s in sentences(&plain_text(text)) {
         for seg in segments(&s) {
             for start in 0..seg.len() {
-                if is_stopword(&seg[start].1) {
+                if seg[start].stop {
                     continue;
                 }
                 for n in 1..=max_n.min(seg.len() - start) {
                     let end = start + n - 1;
                     if n > 2
-                        && !INNER_WORDS.contains(&seg[end - 1].1.as_str())
-                        && is_stopword(&seg[end - 1].1)
+                        && !INNER_WORDS.contains(&seg[end - 1].key.as_str())
+                        && seg[end - 1].stop
                     {
                         break;
                     }
-                    if is_stopword(&seg[end].1) {
+                    if seg[end].stop {
                         continue;
                     }
-                    let key = seg[start..=end]
-                        .iter()
-                        .map(|w| w.1.as_str())
-                        .collect::<Vec<_>>()
-                        .join(" ");
+                    let words = &seg[start..=end];
+                    let key = join(words.iter().map(|w| w.key.as_str()));
                     pos += 1;
                     let e = out.entry(key).or_insert_with(|| Candidate {
-                        surface: seg[start..=end]
-                            .iter()
-                            .map(|w| w.0.as_str())
-                            .collect::<Vec<_>>()
-                            .join(" "),
+                        surface: join(words.iter().map(|w| w.surface.as_str())),
                         words: n,
                         count: 0,
                         first_pos: pos,
+                        weight: weight_of(words.iter().map(|w| (w.key.as_str(), w.stop))),
                     });
                     e.count += 1;
                 }
@@ -81,19 +92,34 @@ pub fn candidates(text: &str, max_n: usize) -> HashMap<String, Candidate> {
     out
 }
 
-/// Distinctiveness of a term: mean over its content words, with a bonus for multi-word terms.
-pub fn term_weight(key: &str) -> f32 {
-    let ws: Vec<&str> = key.split(' ').collect();
-    let content: Vec<f32> = ws
-        .iter()
-        .filter(|w| !is_stopword(w))
-        .map(|w| distinctiveness(w))
-        .collect();
+/// Words joined by single spaces.
+fn join<'w>(words: impl Iterator<Item = &'w str>) -> String {
+    let mut s = String::new();
+    for w in words {
+        if !s.is_empty() {
+            s.push(' ');
+        }
+        s.push_str(w);
+    }
+    s
+}
+
+/// Distinctiveness of a term, from its words (each with whether it is a stopword): the mean over
+/// its content words, with a bonus for multi-word terms.
+fn weight_of<'w>(words: impl Iterator<Item = (&'w str, bool)>) -> f32 {
+    let mut n = 0;
+    let mut content: Vec<f32> = Vec::new();
+    for (w, stop) in words {
+        n += 1;
+        if !stop {
+            content.push(distinctiveness(w));
+        }
+    }
     if content.is_empty() {
         return 0.0;
     }
     let mean = content.iter().sum::<f32>() / content.len() as f32;
-    mean * (1.0 + 0.25 * (ws.len().min(3) as f32 - 1.0))
+    mean * (1.0 + 0.25 * (n.min(3) as f32 - 1.0))
 }
 
 /// Picks up to `limit` high-scoring terms, skipping ones that overlap an already picked term.
@@ -125,7 +151,7 @@ pub fn doc_phrases(text: &str, limit: usize) -> Vec<String> {
         .filter(|(_, c)| c.words >= 2)
         .map(|(k, c)| {
             let early = 1.0 + 0.5 / (1.0 + c.first_pos as f32 / 200.0);
-            let s = term_weight(&k) * (1.0 + (c.count as f32).ln()) * early;
+            let s = c.weight * (1.0 + (c.count as f32).ln()) * early;
             (k, s, c.surface)
         })
         .collect();
