@@ -130,12 +130,24 @@ fn may_flag(text: &str) -> bool {
     gate(text).0
 }
 
-/// [`may_flag`], and how the text's sentences are read, from one pass over the whole text.
+/// [`may_flag`], and how the text's sentences are read: one pass over a text that matches
+/// nothing (most texts), a second to find which rules a text matches.
 fn gate(text: &str) -> (bool, Reading) {
-    let hits = whole_text_rules().matches(text);
+    let set = whole_text_rules();
+    let other_letters = other_script(text);
+    // Most texts match no rule and no European cue: a search that only asks whether anything
+    // matches is cheaper than finding which (every document of a build passes here).
+    if !set.is_match(text) {
+        let reading = Reading {
+            european: false,
+            other: other_letters,
+        };
+        return (other_letters && other().is_match(text), reading);
+    }
+    let hits = set.matches(text);
     let reading = Reading {
         european: hits.matched(RULES.len()),
-        other: other_script(text),
+        other: other_letters,
     };
     let may = hits.iter().any(|i| i < RULES.len())
         || (reading.european && european().is_match(text))
