@@ -107,18 +107,18 @@ fn join<'w>(words: impl Iterator<Item = &'w str>) -> String {
 /// Distinctiveness of a term, from its words (each with whether it is a stopword): the mean over
 /// its content words, with a bonus for multi-word terms.
 fn weight_of<'w>(words: impl Iterator<Item = (&'w str, bool)>) -> f32 {
-    let mut n = 0;
-    let mut content: Vec<f32> = Vec::new();
+    let (mut n, mut content, mut sum) = (0, 0, 0.0f32);
     for (w, stop) in words {
         n += 1;
         if !stop {
-            content.push(distinctiveness(w));
+            content += 1;
+            sum += distinctiveness(w);
         }
     }
-    if content.is_empty() {
+    if content == 0 {
         return 0.0;
     }
-    let mean = content.iter().sum::<f32>() / content.len() as f32;
+    let mean = sum / content as f32;
     mean * (1.0 + 0.25 * (n.min(3) as f32 - 1.0))
 }
 

@@ -243,6 +243,11 @@ impl<'a> Navigator<'a> {
         }
     }
 
+    /// The documents below `node` (in its subtree).
+    pub fn below(&self, node: usize) -> &[usize] {
+        &self.below[node]
+    }
+
     /// The per-document evidence for a query: full-text BM25, best-passage cosine.
     pub fn doc_scores(&self, query: &str, query_vec: &[f32]) -> DocScores {
         let v = &self.a.vectors;

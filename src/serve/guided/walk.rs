@@ -173,22 +173,26 @@ impl<'g, 'a> Walk<'g, 'a> {
         if menu.items.iter().any(|i| matches!(i, Item::Doc(_))) {
             return None;
         }
-        let rest: Vec<usize> = (0..self.g.a.docs.len())
-            .filter(|&d| !self.seen.contains(&Item::Doc(d)))
-            .collect();
-        let best = self.route.rank_docs(&rest);
-        let best = &best[..best.len().min(PICK_DOCS + 1)];
+        let mut best = self.best_unseen(&[]);
+        best.truncate(PICK_DOCS + 1);
         if best.is_empty() {
             return None;
         }
-        let tree = &self.g.a.tree;
         menu.items.iter().position(|i| match i {
             Item::Node(n) => {
-                let under = tree.descendant_docs(*n);
+                let under = self.g.nav.below(*n);
                 best.iter().all(|d| under.contains(d))
             }
             Item::Doc(_) => false,
         })
+    }
+
+    /// The library's documents not shown yet and not in `chosen`, the navigator's best first.
+    fn best_unseen(&self, chosen: &[usize]) -> Vec<usize> {
+        let rest: Vec<usize> = (0..self.g.a.docs.len())
+            .filter(|&d| !chosen.contains(&d) && !self.seen.contains(&Item::Doc(d)))
+            .collect();
+        self.route.rank_docs(&rest)
     }
 
     /// The navigator's best document in the library that was neither shown yet nor `chosen`:
@@ -196,10 +200,7 @@ impl<'g, 'a> Walk<'g, 'a> {
     /// picked wrongly still has the evidence a flat search has (with Qwen2.5-Coder 1.5B, the
     /// walks that missed the answer had left its branch at a menu).
     fn suggestion(&self, chosen: &[usize]) -> Option<usize> {
-        let rest: Vec<usize> = (0..self.g.a.docs.len())
-            .filter(|&d| !chosen.contains(&d) && !self.seen.contains(&Item::Doc(d)))
-            .collect();
-        self.route.rank_docs(&rest).first().copied()
+        self.best_unseen(chosen).first().copied()
     }
 
     /// The walk's last call: the best documents shown so far (by the navigator's ranking),
