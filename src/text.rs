@@ -252,11 +252,14 @@ pub fn word_key(raw: &str) -> Option<String> {
         .iter()
         .find_map(|p| w.strip_suffix(p))
         .unwrap_or(w);
-    let token: String = base
-        .chars()
-        .filter(|&c| !is_apostrophe(c))
-        .flat_map(char::to_lowercase)
-        .collect();
+    // Most words are ASCII with no apostrophe: one allocation of the right size.
+    if base.is_ascii() && !base.contains('\'') {
+        return (!base.is_empty()).then(|| base.to_ascii_lowercase());
+    }
+    let mut token = String::with_capacity(base.len());
+    for c in base.chars().filter(|&c| !is_apostrophe(c)) {
+        token.extend(c.to_lowercase());
+    }
     (!token.is_empty()).then_some(token)
 }
 

@@ -82,6 +82,10 @@ pub struct StageStats {
 pub struct Memo {
     conn: Mutex<Connection>,
     path: PathBuf,
+    /// The stages this process wrote, when the memo held no result as it was opened (a fresh
+    /// clone's first build): a stage not among them has nothing to find, so it is not looked
+    /// up. `None` when the memo held results.
+    fresh: Option<Mutex<std::collections::HashSet<String>>>,
 }
 
 impl Memo {
@@ -100,9 +104,13 @@ impl Memo {
         conn.execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
             .map_err(open_err)?;
         conn.execute_batch(SCHEMA).map_err(open_err)?;
+        let held: bool = conn
+            .query_row("SELECT EXISTS (SELECT 1 FROM memo)", [], |r| r.get(0))
+            .map_err(open_err)?;
         Ok(Memo {
             conn: Mutex::new(conn),
             path: path.to_path_buf(),
+            fresh: (!held).then(Default::default),
         })
     }
 
@@ -121,6 +129,7 @@ impl Memo {
         Ok(Memo {
             conn: Mutex::new(conn),
             path,
+            fresh: Some(Default::default()),
         })
     }
 
@@ -138,6 +147,32 @@ impl Memo {
 
     fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Looks up `keys`, all of `stage`, as [`Memo::get_many`] does; a memo that was empty when
+    /// opened is not asked for a stage this process has not written (a fresh clone looks up
+    /// tens of thousands of keys it cannot hold). Another process writing the same empty memo
+    /// at the same time costs this build only work it could have reused.
+    pub fn get_of(&self, stage: &str, keys: &[Key]) -> Result<HashMap<Key, Vec<u8>>, CacheError> {
+        if let Some(written) = &self.fresh
+            && !written
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(stage)
+        {
+            return Ok(HashMap::new());
+        }
+        self.get_many(keys)
+    }
+
+    /// Notes that `stage` was written (see [`Memo::get_of`]).
+    fn wrote(&self, stage: &str) {
+        if let Some(written) = &self.fresh {
+            let mut w = written.lock().unwrap_or_else(|e| e.into_inner());
+            if !w.contains(stage) {
+                w.insert(stage.to_string());
+            }
+        }
     }
 
     /// Looks up many keys at once; returns the values found. The keys are looked up in key
@@ -201,6 +236,7 @@ impl Memo {
         if entries.is_empty() {
             return Ok(());
         }
+        self.wrote(stage);
         let mut conn = self.conn();
         let tx = conn.transaction().map_err(|e| self.sql(e))?;
         {
@@ -233,6 +269,7 @@ impl Memo {
         if entries.is_empty() {
             return Ok(());
         }
+        self.wrote(stage);
         let mut conn = self.conn();
         let tx = conn.transaction().map_err(|e| self.sql(e))?;
         // A memo with no rejection has none to clear (a fresh clone seeds its whole state).
@@ -417,75 +454,4 @@ impl Memo {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn roundtrip_and_records() {
-        let dir = tempfile::tempdir().unwrap();
-        let m = Memo::open(&dir.path().join("c.sqlite")).unwrap();
-        let k = KeyParts {
-            stage: "card".into(),
-            stage_version: 1,
-            prompt: "p".into(),
-            model: "m".into(),
-            inputs: vec!["h".into()],
-        }
-        .key();
-        assert!(m.get_many(&[k]).unwrap().is_empty());
-        m.put_many("card", &[(k, b"v".to_vec())]).unwrap();
-        drop(m);
-        let m = Memo::open(&dir.path().join("c.sqlite")).unwrap();
-        assert_eq!(m.get_many(&[k]).unwrap()[&k], b"v");
-        m.set_record("tree:x", b"t").unwrap();
-        assert_eq!(m.record("tree:x").unwrap().unwrap(), b"t");
-        assert_eq!(m.record_names("tree:").unwrap(), vec!["tree:x"]);
-        assert_eq!(m.stats().unwrap()["card"].entries, 1);
-        assert_eq!(m.retain(&Default::default()).unwrap(), 1);
-    }
-
-    #[test]
-    fn a_large_lookup_over_several_connections_finds_what_one_finds() {
-        let dir = tempfile::tempdir().unwrap();
-        let m = Memo::open(&dir.path().join("c.sqlite")).unwrap();
-        let key = |i: u32| *blake3::hash(&i.to_le_bytes()).as_bytes();
-        let stored: Vec<(Key, Vec<u8>)> = (0..3 * PARALLEL_LOOKUP as u32)
-            .map(|i| (key(i), i.to_string().into_bytes()))
-            .collect();
-        m.put_many("card", &stored).unwrap();
-        assert!(!m.has_record("slots:x").unwrap());
-        m.set_record("slots:x", b"{}").unwrap();
-        assert!(m.has_record("slots:x").unwrap());
-        // Every stored key twice, and as many that are not stored.
-        let wanted: Vec<Key> = (0..6 * PARALLEL_LOOKUP as u32)
-            .map(key)
-            .chain(stored.iter().map(|(k, _)| *k))
-            .collect();
-        let found = m.get_many(&wanted).unwrap();
-        assert_eq!(found.len(), stored.len());
-        for (k, v) in &stored {
-            assert_eq!(&found[k], v);
-        }
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .unwrap();
-        assert_eq!(pool.install(|| m.get_many(&wanted)).unwrap(), found);
-    }
-
-    #[test]
-    fn model_is_part_of_the_key() {
-        let a = KeyParts {
-            stage: "card".into(),
-            stage_version: 1,
-            prompt: "p".into(),
-            model: "m1".into(),
-            inputs: vec![],
-        };
-        let b = KeyParts {
-            model: "m2".into(),
-            ..a.clone()
-        };
-        assert_ne!(a.key(), b.key());
-    }
-}
+mod tests;

@@ -232,7 +232,7 @@ impl<'a> Executor<'a> {
             })
             .collect();
         let keys: Vec<Key> = planned.iter().map(|p| p.key).collect();
-        let mut found = self.look_up(&keys).map_err(E::from)?;
+        let mut found = self.look_up(stage, &keys).map_err(E::from)?;
         self.earlier.screen(stage, &keys, &mut found, |i| {
             planned[i].plan.subject.clone()
         });
@@ -330,7 +330,7 @@ impl<'a> Executor<'a> {
 
     /// The stored result of each of `keys`, in order: from the previous build's used results
     /// first (in parallel), from the memo for the rest.
-    fn look_up(&mut self, keys: &[Key]) -> Result<Vec<Option<Bytes>>, CacheError> {
+    fn look_up(&mut self, stage: &str, keys: &[Key]) -> Result<Vec<Option<Bytes>>, CacheError> {
         self.looked_up += keys.len();
         let used = &self.used;
         let mut found: Vec<Option<Bytes>> = if used.is_empty() {
@@ -353,7 +353,7 @@ impl<'a> Executor<'a> {
         }
         let memo: std::collections::HashMap<Key, Bytes> = self
             .memo
-            .get_many(&rest)?
+            .get_of(stage, &rest)?
             .into_iter()
             .map(|(k, v)| (k, v.into()))
             .collect();

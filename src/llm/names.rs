@@ -49,17 +49,28 @@ struct Usage {
 
 impl Usage {
     /// The usage in the sentences of the text lines, each as its [`tokens`].
-    fn of(sentences: &[Vec<String>]) -> Usage {
+    fn of(sentences: &[Vec<&str>]) -> Usage {
         let mut u = Usage::default();
+        let mut lower = String::new();
         for toks in sentences {
             for (i, w) in toks.iter().enumerate() {
                 // Inside: after a word of the same clause (not first, not after a mark such as
                 // `:` or `→`, where menus and lists capitalize anyway).
                 let inside = i > 0 && !toks[i - 1].is_empty();
-                if w.chars().next().is_some_and(char::is_lowercase) {
-                    *u.lowercase.entry(w.to_lowercase()).or_default() += 1;
+                let counts = if w.chars().next().is_some_and(char::is_lowercase) {
+                    &mut u.lowercase
                 } else if inside && !w.is_empty() {
-                    *u.capital_inside.entry(w.to_lowercase()).or_default() += 1;
+                    &mut u.capital_inside
+                } else {
+                    continue;
+                };
+                // A word seen before is counted without a new string.
+                lowercase_into(&mut lower, w);
+                match counts.get_mut(lower.as_str()) {
+                    Some(n) => *n += 1,
+                    None => {
+                        counts.insert(lower.clone(), 1);
+                    }
                 }
             }
         }
@@ -90,6 +101,17 @@ impl Usage {
     }
 }
 
+/// `w` lowercased into `out` (its old text dropped), as `str::to_lowercase` writes it.
+fn lowercase_into(out: &mut String, w: &str) {
+    out.clear();
+    if w.is_ascii() {
+        out.push_str(w);
+        out.make_ascii_lowercase();
+    } else {
+        out.push_str(&w.to_lowercase());
+    }
+}
+
 /// Marks that split a sentence's tokens (besides whitespace). A slice, not a `str`: a `str`'s
 /// `contains` searches it with memchr for every character of the text.
 const TOKEN_BREAKS: &[char] = &[
@@ -98,7 +120,7 @@ const TOKEN_BREAKS: &[char] = &[
 
 /// Words of a sentence as written, apostrophes kept inside, other punctuation around removed;
 /// `,`/`:`/`(` and the like end a run of capitalized words (an empty token marks the break).
-fn tokens(sentence: &str) -> Vec<String> {
+fn tokens(sentence: &str) -> Vec<&str> {
     let raws: Vec<&str> = sentence
         .split(|c: char| c.is_whitespace() || TOKEN_BREAKS.contains(&c))
         .collect();
@@ -118,11 +140,11 @@ fn tokens(sentence: &str) -> Vec<String> {
         };
         let odd = w.chars().filter(|&c| is_apostrophe(c)).count() > 1;
         if !w.is_empty() && !odd {
-            out.push(w.to_string());
+            out.push(w);
         }
         // A mark between words ("Project → Settings", " - ") ends a run too.
         if breaks || w.is_empty() {
-            out.push(String::new());
+            out.push("");
         }
     }
     out
@@ -154,7 +176,7 @@ fn named_by_form(w: &str) -> bool {
 
 /// Names in one sentence: form-named tokens, and runs of capitalized words (a run's opening word
 /// at the sentence start counts only when it names something itself).
-fn sentence_names(toks: &[String], usage: &Usage, out: &mut Vec<String>) {
+fn sentence_names(toks: &[&str], usage: &Usage, out: &mut Vec<String>) {
     let mut run: Vec<&str> = Vec::new();
     let flush = |run: &mut Vec<&str>, out: &mut Vec<String>| {
         if !run.is_empty() && run.len() <= 4 {
@@ -173,7 +195,7 @@ fn sentence_names(toks: &[String], usage: &Usage, out: &mut Vec<String>) {
         if name && run.is_empty() {
             // "Acme Cloud": a capitalized word before a name belongs to it, unless it only opens
             // the sentence as a common word does ("Install PagerDuty").
-            if let Some(prev) = i.checked_sub(1).map(|j| toks[j].as_str()) {
+            if let Some(prev) = i.checked_sub(1).map(|j| toks[j]) {
                 let lower = prev.to_lowercase();
                 // The sentence's (or a clause's) first word is capitalized anyway: it joins only
                 // when it is no common word ("Install PagerDuty"; "Acme Cloud" does).
@@ -225,15 +247,15 @@ pub fn of_document(
     limit: usize,
 ) -> Vec<String> {
     // Each line's sentences are split and tokenized once, for the usage and for the names.
-    let tokenized =
-        |line: &str| -> Vec<Vec<String>> { sentences(line).iter().map(|s| tokens(s)).collect() };
-    let text: Vec<Vec<String>> = lines.iter().flat_map(|l| tokenized(l)).collect();
+    let said: Vec<String> = lines.iter().flat_map(|l| sentences(l)).collect();
+    let text: Vec<Vec<&str>> = said.iter().map(|s| tokens(s)).collect();
     let usage = Usage::of(&text);
     let mut found: Vec<String> = Vec::new();
-    let heads: Vec<Vec<String>> = std::iter::once(title)
+    let titled: Vec<String> = std::iter::once(title)
         .chain(headings.iter().map(String::as_str))
-        .flat_map(tokenized)
+        .flat_map(sentences)
         .collect();
+    let heads: Vec<Vec<&str>> = titled.iter().map(|s| tokens(s)).collect();
     for toks in heads.iter().chain(&text) {
         sentence_names(toks, &usage, &mut found);
     }

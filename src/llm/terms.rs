@@ -18,15 +18,17 @@ pub struct Candidate {
     pub weight: f32,
 }
 
-/// One word of a run: its surface form, its key, whether it is a stopword.
-struct Word {
-    surface: String,
+/// One word of a run: its surface form, its key, whether it is a stopword, and its
+/// distinctiveness (0 for a stopword, which adds none to a term's weight).
+struct Word<'s> {
+    surface: &'s str,
     key: String,
     stop: bool,
+    weight: f32,
 }
 
 /// Word runs between punctuation.
-fn segments(sentence: &str) -> Vec<Vec<Word>> {
+fn segments(sentence: &str) -> Vec<Vec<Word<'_>>> {
     let mut out = Vec::new();
     for seg in sentence.split(|c: char| PHRASE_BREAKS.contains(&c) || c == '.') {
         let ws: Vec<Word> = seg
@@ -35,9 +37,11 @@ fn segments(sentence: &str) -> Vec<Vec<Word>> {
             .filter(|w| !w.is_empty() && w.len() <= 40)
             .filter_map(|w| {
                 let key = word_key(w)?;
+                let stop = is_stopword(&key);
                 Some(Word {
-                    surface: w.to_string(),
-                    stop: is_stopword(&key),
+                    surface: w,
+                    weight: if stop { 0.0 } else { distinctiveness(&key) },
+                    stop,
                     key,
                 })
             })
@@ -57,12 +61,16 @@ const INNER_WORDS: &[&str] = &["of", "and", "for", "in", "on"];
 pub fn candidates(text: &str, max_n: usize) -> FxHashMap<String, Candidate> {
     let mut out: FxHashMap<String, Candidate> = FxHashMap::default();
     let mut pos = 0;
+    // A term's key is joined here; it is copied only for a term seen for the first time.
+    let mut key = String::new();
     for s in sentences(&plain_text(text)) {
         for seg in segments(&s) {
             for start in 0..seg.len() {
                 if seg[start].stop {
                     continue;
                 }
+                // The key of the words from `start`, one word longer each turn.
+                key.clear();
                 for n in 1..=max_n.min(seg.len() - start) {
                     let end = start + n - 1;
                     if n > 2
@@ -71,20 +79,29 @@ pub fn candidates(text: &str, max_n: usize) -> FxHashMap<String, Candidate> {
                     {
                         break;
                     }
+                    if n > 1 {
+                        key.push(' ');
+                    }
+                    key.push_str(&seg[end].key);
                     if seg[end].stop {
                         continue;
                     }
                     let words = &seg[start..=end];
-                    let key = join(words.iter().map(|w| w.key.as_str()));
                     pos += 1;
-                    let e = out.entry(key).or_insert_with(|| Candidate {
-                        surface: join(words.iter().map(|w| w.surface.as_str())),
-                        words: n,
-                        count: 0,
-                        first_pos: pos,
-                        weight: weight_of(words.iter().map(|w| (w.key.as_str(), w.stop))),
-                    });
-                    e.count += 1;
+                    if let Some(e) = out.get_mut(key.as_str()) {
+                        e.count += 1;
+                        continue;
+                    }
+                    out.insert(
+                        key.clone(),
+                        Candidate {
+                            surface: join(words.iter().map(|w| w.surface)),
+                            words: n,
+                            count: 1,
+                            first_pos: pos,
+                            weight: weight_of(words.iter().map(|w| (w.weight, w.stop))),
+                        },
+                    );
                 }
             }
         }
@@ -104,15 +121,15 @@ fn join<'w>(words: impl Iterator<Item = &'w str>) -> String {
     s
 }
 
-/// Distinctiveness of a term, from its words (each with whether it is a stopword): the mean over
-/// its content words, with a bonus for multi-word terms.
-fn weight_of<'w>(words: impl Iterator<Item = (&'w str, bool)>) -> f32 {
+/// Distinctiveness of a term, from its words (each word's own, with whether it is a stopword):
+/// the mean over its content words, with a bonus for multi-word terms.
+fn weight_of(words: impl Iterator<Item = (f32, bool)>) -> f32 {
     let (mut n, mut content, mut sum) = (0, 0, 0.0f32);
-    for (w, stop) in words {
+    for (weight, stop) in words {
         n += 1;
         if !stop {
             content += 1;
-            sum += distinctiveness(w);
+            sum += weight;
         }
     }
     if content == 0 {
@@ -146,9 +163,10 @@ pub fn pick_non_overlapping(mut scored: Vec<(String, f32, String)>, limit: usize
 /// The 2–4 most distinctive multi-word phrases of one document.
 pub fn doc_phrases(text: &str, limit: usize) -> Vec<String> {
     let cands = candidates(text, 4);
+    // A term scoring 0 is never picked: it is left out before the sort.
     let scored = cands
         .into_iter()
-        .filter(|(_, c)| c.words >= 2)
+        .filter(|(_, c)| c.words >= 2 && c.weight > 0.0)
         .map(|(k, c)| {
             let early = 1.0 + 0.5 / (1.0 + c.first_pos as f32 / 200.0);
             let s = c.weight * (1.0 + (c.count as f32).ln()) * early;

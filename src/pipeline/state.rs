@@ -207,10 +207,22 @@ pub fn read_prior(out: &Path, lock: &Lock, seed: bool, known: &OnDisk) -> Result
         let in_head = std::mem::take(&mut st.results);
         results.files.push(STATE_FILE.to_string());
         results.results = in_head.into_iter().map(|(k, (_, v))| (k, (0, v))).collect();
-        let shards = lock.outputs.keys().filter(|k| state::is_state(k));
-        for name in shards.filter(|&k| k != STATE_FILE) {
-            let mut one = HashMap::new();
-            state::read_results(&checked(name, true)?, &mut one).map_err(in_file(name))?;
+        // The shards are read, hashed and parsed in parallel (a fresh clone's first wait).
+        use rayon::prelude::*;
+        let shards: Vec<&String> = lock
+            .outputs
+            .keys()
+            .filter(|k| state::is_state(k) && *k != STATE_FILE)
+            .collect();
+        let read = shards
+            .par_iter()
+            .map(|name| {
+                let mut one = HashMap::new();
+                state::read_results(&checked(name, true)?, &mut one).map_err(in_file(name))?;
+                Ok(one)
+            })
+            .collect::<Result<Vec<_>, Unusable>>()?;
+        for (name, one) in shards.into_iter().zip(read) {
             let ix = results.files.len() as u32;
             results.files.push(name.clone());
             results

@@ -149,3 +149,103 @@ fn a_tampered_state_file_warns_and_gives_a_correct_cold_build() {
     build(&c, &server, &[]);
     assert_eq!(contents(&b.join("out")), contents(&c.join("out")));
 }
+
+/// The memo's rows of `stage` in the clone at `dir`.
+fn memo_rows(dir: &Path, stage: &str) -> u64 {
+    let db = rusqlite::Connection::open(dir.join("cache/c2s.sqlite")).unwrap();
+    let n: i64 = db
+        .query_row("SELECT count(*) FROM memo WHERE stage = ?1", [stage], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    n as u64
+}
+
+fn count(report: &Value, stage: &str, what: &str) -> u64 {
+    let n = report["stages"][stage][what].as_u64();
+    n.unwrap_or_else(|| panic!("no {stage} {what} in {report}"))
+}
+
+/// With the offline backends a fresh clone computes every seeded result again to vet it; it
+/// writes to the memo only what it computed for the edit (the vetted ones reach the next build
+/// in the record of used results), the next edit reuses every other result, and without that
+/// record a build computes them again: the clone's output stays the one the original's memo
+/// gives for the same edits.
+#[test]
+fn an_offline_fresh_clone_vets_by_computing_and_the_next_edit_reuses_what_it_computed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    copy_dir(&repo().join("examples/docs"), &a.join("docs"));
+    std::fs::write(
+        a.join("c2s.toml"),
+        "[corpus]\npaths = [\"docs\"]\n[output]\ndir = \"out\"\n[tree]\nstructure = \"cluster\"\n",
+    )
+    .unwrap();
+    let built = |dir: &Path| -> Value {
+        let o = c2s(dir, &["build", "--json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    built(&a);
+    let b = tmp.path().join("b");
+    commit_and_clone(&a, &b);
+    let edits = [
+        (
+            "docs/auth/two-factor.md",
+            "Recovery codes can be printed from Settings > Security.",
+        ),
+        (
+            "docs/billing/refunds.md",
+            "Refunds to a closed card arrive as store credit.",
+        ),
+        (
+            "docs/billing/invoices.md",
+            "Invoices list the tax number of the account.",
+        ),
+    ];
+    let edit_both = |(file, line): (&str, &str)| {
+        for dir in [&a, &b] {
+            append(&dir.join(file), &format!("\n{line}\n"));
+        }
+        built(&a);
+        built(&b)
+    };
+    let first = edit_both(edits[0]);
+    let docs = count(&first, "card", "computed") + count(&first, "card", "reused");
+    assert!(seeded(&first) > docs, "{first}");
+    assert_eq!(count(&first, "card", "computed"), 1, "{first}");
+    for stage in ["card", "embed"] {
+        assert_eq!(
+            memo_rows(&b, stage),
+            count(&first, stage, "computed"),
+            "{stage}: only what the edit computed is in the memo: {first}"
+        );
+    }
+    let second = edit_both(edits[1]);
+    assert_eq!(seeded(&second), 0, "{second}");
+    assert_eq!(
+        (
+            count(&second, "card", "computed"),
+            count(&second, "card", "reused")
+        ),
+        (1, docs - 1),
+        "{second}"
+    );
+    for used in std::fs::read_dir(b.join("cache")).unwrap() {
+        let path = used.unwrap().path();
+        if path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("used-")
+        {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    // The memo holds the two cards the edits computed; every other one is computed again.
+    let third = edit_both(edits[2]);
+    assert_eq!(count(&third, "card", "computed"), docs - 2, "{third}");
+    assert_eq!(contents(&a.join("out")), contents(&b.join("out")));
+    let o = c2s(&b, &["check"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -121,7 +121,8 @@ impl Executor<'_> {
     /// Vets the results `taken` from the seed (item index, file): a result its stage rejects,
     /// or one that does not decode, is dropped from `out` and `found` (so it is computed again)
     /// and recorded with a warning; one to recompute is computed (in `batching`'s groups) and
-    /// kept only if its bytes are the same. The kept ones go into the memo. Returns how many
+    /// kept only if its bytes are the same. The kept ones go into the memo, except those
+    /// computed again (cheap to make, and in the record of used results). Returns how many
     /// items were seeded.
     pub(super) fn vet_seeded<I: Sync, O: MemoValue + Send + Sync, E: StageError>(
         &mut self,
@@ -153,14 +154,18 @@ impl Executor<'_> {
         let mut kept = std::collections::HashSet::new();
         let mut seeded = 0;
         for ((i, file), verdict) in taken.into_iter().zip(verdicts) {
-            let verdict = match verdict {
-                Vet::Recompute => recomputed.get(&i).cloned().unwrap_or(Vet::Keep),
-                v => v,
+            let (verdict, made_now) = match verdict {
+                Vet::Recompute => (recomputed.get(&i).cloned().unwrap_or(Vet::Keep), true),
+                v => (v, false),
             };
             match verdict {
+                // One computed again just now (exactly and cheaply) is not written to the memo:
+                // those are most of a fresh clone's writes. It reaches the next build in the
+                // record of used results, like every result this build uses; without that
+                // record it is computed again, to the same bytes.
                 Vet::Keep | Vet::Recompute => {
                     seeded += 1;
-                    if kept.insert(keys[i]) {
+                    if !made_now && kept.insert(keys[i]) {
                         accepted.push((keys[i], found[i].clone().expect("seeded"), None));
                     }
                 }
