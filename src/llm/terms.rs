@@ -7,15 +7,16 @@ use rustc_hash::FxHashMap;
 use crate::markdown::plain_text;
 use crate::text::{PHRASE_BREAKS, distinctiveness, is_stopword, sentences, word_key};
 
-/// A candidate term (1–`max_n` words) with its first surface form, count and weight.
+/// A candidate term (1–`max_n` words): where it first occurs (its segment and first word, whose
+/// surface forms are joined only for a term that is picked), its count and weight.
 #[derive(Debug, Clone)]
-pub struct Candidate {
-    pub surface: String,
-    pub words: usize,
-    pub count: usize,
-    pub first_pos: usize,
+struct Candidate {
+    at: (usize, usize),
+    words: usize,
+    count: usize,
+    first_pos: usize,
     /// [`weight_of`] its words.
-    pub weight: f32,
+    weight: f32,
 }
 
 /// One word of a run: its surface form, its key, whether it is a stopword, and its
@@ -56,53 +57,49 @@ fn segments(sentence: &str) -> Vec<Vec<Word<'_>>> {
 /// Function words allowed inside a phrase ("terms of service"); any other one ends it.
 const INNER_WORDS: &[&str] = &["of", "and", "for", "in", "on"];
 
-/// All terms of 1..=max_n words that neither start nor end with a stopword (each word's key and
-/// stopword test made once, each term's weight once: this runs over every document's text).
-pub fn candidates(text: &str, max_n: usize) -> FxHashMap<String, Candidate> {
+/// All terms of 1..=max_n words of the segments `segs` that neither start nor end with a
+/// stopword (each word's key and stopword test made once, each term's weight once: this runs
+/// over every document's text).
+fn candidates(segs: &[Vec<Word>], max_n: usize) -> FxHashMap<String, Candidate> {
     let mut out: FxHashMap<String, Candidate> = FxHashMap::default();
     let mut pos = 0;
     // A term's key is joined here; it is copied only for a term seen for the first time.
     let mut key = String::new();
-    for s in sentences(&plain_text(text)) {
-        for seg in segments(&s) {
-            for start in 0..seg.len() {
-                if seg[start].stop {
+    for (at, seg) in segs.iter().enumerate() {
+        for start in 0..seg.len() {
+            if seg[start].stop {
+                continue;
+            }
+            // The key of the words from `start`, one word longer each turn.
+            key.clear();
+            for n in 1..=max_n.min(seg.len() - start) {
+                let end = start + n - 1;
+                if n > 2 && !INNER_WORDS.contains(&seg[end - 1].key.as_str()) && seg[end - 1].stop {
+                    break;
+                }
+                if n > 1 {
+                    key.push(' ');
+                }
+                key.push_str(&seg[end].key);
+                if seg[end].stop {
                     continue;
                 }
-                // The key of the words from `start`, one word longer each turn.
-                key.clear();
-                for n in 1..=max_n.min(seg.len() - start) {
-                    let end = start + n - 1;
-                    if n > 2
-                        && !INNER_WORDS.contains(&seg[end - 1].key.as_str())
-                        && seg[end - 1].stop
-                    {
-                        break;
-                    }
-                    if n > 1 {
-                        key.push(' ');
-                    }
-                    key.push_str(&seg[end].key);
-                    if seg[end].stop {
-                        continue;
-                    }
-                    let words = &seg[start..=end];
-                    pos += 1;
-                    if let Some(e) = out.get_mut(key.as_str()) {
-                        e.count += 1;
-                        continue;
-                    }
-                    out.insert(
-                        key.clone(),
-                        Candidate {
-                            surface: join(words.iter().map(|w| w.surface)),
-                            words: n,
-                            count: 1,
-                            first_pos: pos,
-                            weight: weight_of(words.iter().map(|w| (w.weight, w.stop))),
-                        },
-                    );
+                let words = &seg[start..=end];
+                pos += 1;
+                if let Some(e) = out.get_mut(key.as_str()) {
+                    e.count += 1;
+                    continue;
                 }
+                out.insert(
+                    key.clone(),
+                    Candidate {
+                        at: (at, start),
+                        words: n,
+                        count: 1,
+                        first_pos: pos,
+                        weight: weight_of(words.iter().map(|w| (w.weight, w.stop))),
+                    },
+                );
             }
         }
     }
@@ -139,12 +136,17 @@ fn weight_of(words: impl Iterator<Item = (f32, bool)>) -> f32 {
     mean * (1.0 + 0.25 * (n.min(3) as f32 - 1.0))
 }
 
-/// Picks up to `limit` high-scoring terms, skipping ones that overlap an already picked term.
-pub fn pick_non_overlapping(mut scored: Vec<(String, f32, String)>, limit: usize) -> Vec<String> {
+/// Picks up to `limit` high-scoring terms (key, score, where), skipping ones that overlap an
+/// already picked term; a picked term is shown as `surface` makes it.
+fn pick_non_overlapping<T>(
+    mut scored: Vec<(String, f32, T)>,
+    limit: usize,
+    surface: impl Fn(T) -> String,
+) -> Vec<String> {
     scored.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     let mut picked: Vec<String> = Vec::new();
     let mut keys: Vec<String> = Vec::new();
-    for (key, score, surface) in scored {
+    for (key, score, at) in scored {
         if picked.len() >= limit || score <= 0.0 {
             break;
         }
@@ -154,7 +156,7 @@ pub fn pick_non_overlapping(mut scored: Vec<(String, f32, String)>, limit: usize
         });
         if !overlaps {
             keys.push(key);
-            picked.push(surface);
+            picked.push(surface(at));
         }
     }
     picked
@@ -162,7 +164,9 @@ pub fn pick_non_overlapping(mut scored: Vec<(String, f32, String)>, limit: usize
 
 /// The 2–4 most distinctive multi-word phrases of one document.
 pub fn doc_phrases(text: &str, limit: usize) -> Vec<String> {
-    let cands = candidates(text, 4);
+    let said = sentences(&plain_text(text));
+    let segs: Vec<Vec<Word>> = said.iter().flat_map(|s| segments(s)).collect();
+    let cands = candidates(&segs, 4);
     // A term scoring 0 is never picked: it is left out before the sort.
     let scored = cands
         .into_iter()
@@ -170,10 +174,12 @@ pub fn doc_phrases(text: &str, limit: usize) -> Vec<String> {
         .map(|(k, c)| {
             let early = 1.0 + 0.5 / (1.0 + c.first_pos as f32 / 200.0);
             let s = c.weight * (1.0 + (c.count as f32).ln()) * early;
-            (k, s, c.surface)
+            (k, s, (c.at, c.words))
         })
         .collect();
-    pick_non_overlapping(scored, limit)
+    pick_non_overlapping(scored, limit, |((seg, start), n)| {
+        join(segs[seg][start..start + n].iter().map(|w| w.surface))
+    })
 }
 
 /// Document-type tags from cue words, kept when at least a third of the items show them.
@@ -256,5 +262,29 @@ mod tests {
         let p = doc_phrases(text, 4);
         assert!(p.iter().any(|x| x.contains("Smart Remote")), "{p:?}");
         assert!(p.len() >= 2 && p.len() <= 4, "{p:?}");
+    }
+
+    #[test]
+    fn a_phrase_is_shown_as_first_written_and_overlapping_ones_are_left_out() {
+        // The surface form is the first occurrence's (joined only for picked terms), whatever
+        // its case or trimmed punctuation later; terms sharing a content word with a picked one
+        // are not picked.
+        let text = "Rotate the \"Webhook Signing Secret\" monthly.\n\n\
+                    The webhook signing secret lives in the vault. Quarterly audits check the \
+                    webhook signing secret. Kubernetes operators rotate Kubernetes operators.";
+        let p = doc_phrases(text, 4);
+        assert_eq!(
+            p.first().map(String::as_str),
+            Some("Webhook Signing"),
+            "{p:?}"
+        );
+        assert!(
+            !p.iter().skip(1).any(|x| {
+                let l = x.to_lowercase();
+                l.contains("webhook") || l.contains("signing")
+            }),
+            "{p:?}"
+        );
+        assert!(p.iter().any(|x| x == "Kubernetes operators"), "{p:?}");
     }
 }
