@@ -2,6 +2,9 @@
 
 use clap::Parser;
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     restore_sigpipe();
     c2s::run(c2s::cmd::cli::Cli::parse())

@@ -244,23 +244,29 @@ pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
 /// The token of one word as written: lowercase, a possessive `'s` dropped, other apostrophes
 /// removed; `None` when nothing is left.
 pub fn word_key(raw: &str) -> Option<String> {
+    let mut token = String::new();
+    word_key_into(raw, &mut token).then_some(token)
+}
+
+/// [`word_key`] written into `token` (cleared first; a buffer reused across words): whether
+/// anything is left.
+pub fn word_key_into(raw: &str, token: &mut String) -> bool {
+    token.clear();
     let w = raw.trim_matches(|c: char| !c.is_alphanumeric());
-    if w.is_empty() {
-        return None;
-    }
     let base = ["'s", "’s", "'S", "’S"]
         .iter()
         .find_map(|p| w.strip_suffix(p))
         .unwrap_or(w);
-    // Most words are ASCII with no apostrophe: one allocation of the right size.
+    // Most words are ASCII with no apostrophe: copied and lowercased in place.
     if base.is_ascii() && !base.contains('\'') {
-        return (!base.is_empty()).then(|| base.to_ascii_lowercase());
+        token.push_str(base);
+        token.make_ascii_lowercase();
+    } else {
+        for c in base.chars().filter(|&c| !is_apostrophe(c)) {
+            token.extend(c.to_lowercase());
+        }
     }
-    let mut token = String::with_capacity(base.len());
-    for c in base.chars().filter(|&c| !is_apostrophe(c)) {
-        token.extend(c.to_lowercase());
-    }
-    (!token.is_empty()).then_some(token)
+    !token.is_empty()
 }
 
 /// The text up to and including its first `. ` (a summary's first sentence), or all of it.

@@ -5,7 +5,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::{EmbedError, Embedder};
-use crate::text::{distinctiveness, words};
+use crate::text::{distinctiveness, is_apostrophe, word_key_into};
 
 /// Feature-hashing embedder. A document's vector depends on its own text only.
 #[derive(Debug, Clone, Copy)]
@@ -32,19 +32,20 @@ impl Embedder for Hashed {
     }
 }
 
-/// FNV-1a, then a finalizer: stable on every platform and release.
-fn hash(parts: &[&str]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for (i, p) in parts.iter().enumerate() {
-        if i > 0 {
-            h ^= 0x20;
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        for b in p.bytes() {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0100_0000_01b3;
+
+/// FNV-1a over `bytes`, from the state `h`.
+fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(FNV_PRIME);
     }
+    h
+}
+
+/// The finalizer after FNV-1a: a feature's hash, stable on every platform and release.
+fn finish(mut h: u64) -> u64 {
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
     h ^ (h >> 33)
@@ -52,20 +53,39 @@ fn hash(parts: &[&str]) -> u64 {
 
 impl Hashed {
     fn embed_one(&self, text: &str) -> Vec<f32> {
-        let toks: Vec<String> = words(text).collect();
-        let weights: Vec<f32> = toks.iter().map(|w| distinctiveness(w)).collect();
         // Keys already hashed, and sorted below: a fast map (the order never shows).
         let mut tf: FxHashMap<u64, (u32, f32)> = FxHashMap::default();
-        for (i, w) in toks.iter().enumerate() {
-            if weights[i] > 0.0 {
-                tf.entry(hash(&[w])).or_insert((0, weights[i])).0 += 1;
+        // Each distinct word's weight is looked up once; each word's key is made in one buffer.
+        let mut weights: FxHashMap<String, f32> = FxHashMap::default();
+        let (mut word, mut prev) = (String::new(), String::new());
+        // The previous word's FNV state and weight (a bigram is the two words joined by a space).
+        let mut before: Option<(u64, f32)> = None;
+        for raw in text.split(|c: char| !(c.is_alphanumeric() || is_apostrophe(c))) {
+            if !word_key_into(raw, &mut word) {
+                continue;
             }
-            if let Some(next) = toks.get(i + 1) {
-                let wb = 0.5 * (weights[i] + weights[i + 1]);
-                if weights[i] > 0.0 && weights[i + 1] > 0.0 {
-                    tf.entry(hash(&[w, next])).or_insert((0, wb * 0.8)).0 += 1;
+            let weight = match weights.get(word.as_str()) {
+                Some(&w) => w,
+                None => {
+                    let w = distinctiveness(&word);
+                    weights.insert(word.clone(), w);
+                    w
                 }
+            };
+            let h = fnv(FNV_OFFSET, word.as_bytes());
+            if let Some((hp, wp)) = before
+                && wp > 0.0
+                && weight > 0.0
+            {
+                let wb = 0.5 * (wp + weight);
+                let bigram = finish(fnv(fnv(hp, b" "), word.as_bytes()));
+                tf.entry(bigram).or_insert((0, wb * 0.8)).0 += 1;
             }
+            if weight > 0.0 {
+                tf.entry(finish(h)).or_insert((0, weight)).0 += 1;
+            }
+            before = Some((h, weight));
+            std::mem::swap(&mut word, &mut prev);
         }
         let mut v = vec![0.0f32; self.dims];
         let mut feats: Vec<(u64, (u32, f32))> = tf.into_iter().collect();

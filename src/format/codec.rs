@@ -104,37 +104,59 @@ pub(super) fn base64(bytes: &[u8]) -> String {
     String::from_utf8(w).expect("base64 is ASCII")
 }
 
+/// The value of each base64 character; [`NOT_BASE64`] for any other byte.
+const BASE64_VALUES: [u8; 256] = {
+    let mut t = [NOT_BASE64; 256];
+    let mut i = 0;
+    while i < 64 {
+        t[B64[i] as usize] = i as u8;
+        i += 1;
+    }
+    t
+};
+const NOT_BASE64: u8 = 0xff;
+
 pub(super) fn unbase64(s: &str) -> Option<Vec<u8>> {
     let s = s.as_bytes();
     if !s.len().is_multiple_of(4) {
         return None;
     }
     let mut out = Vec::with_capacity(s.len() / 4 * 3);
-    for c in s.chunks(4) {
-        let mut n = 0u32;
-        let mut pad = 0;
-        for (j, &ch) in c.iter().enumerate() {
-            let v = match ch {
-                b'A'..=b'Z' => ch - b'A',
-                b'a'..=b'z' => ch - b'a' + 26,
-                b'0'..=b'9' => ch - b'0' + 52,
-                b'+' => 62,
-                b'/' => 63,
-                b'=' if j >= 2 => {
-                    pad += 1;
-                    0
-                }
-                _ => return None,
-            };
-            if pad > 0 && ch != b'=' {
-                return None;
-            }
-            n = n << 6 | v as u32;
+    for c in s.chunks_exact(4) {
+        // Most chunks are four plain characters (vectors are megabytes of them): one table
+        // lookup each; a chunk with padding or anything else is read as before.
+        let v = [c[0], c[1], c[2], c[3]].map(|ch| BASE64_VALUES[ch as usize]);
+        if v.contains(&NOT_BASE64) {
+            unbase64_chunk(c, &mut out)?;
+            continue;
         }
-        let three = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        out.extend_from_slice(&three[..3 - pad]);
+        let n = (v[0] as u32) << 18 | (v[1] as u32) << 12 | (v[2] as u32) << 6 | v[3] as u32;
+        out.extend_from_slice(&[(n >> 16) as u8, (n >> 8) as u8, n as u8]);
     }
     Some(out)
+}
+
+/// One chunk of four characters that may end in padding (`=`).
+fn unbase64_chunk(c: &[u8], out: &mut Vec<u8>) -> Option<()> {
+    let mut n = 0u32;
+    let mut pad = 0;
+    for (j, &ch) in c.iter().enumerate() {
+        let v = match ch {
+            b'=' if j >= 2 => {
+                pad += 1;
+                0
+            }
+            _ if BASE64_VALUES[ch as usize] != NOT_BASE64 => BASE64_VALUES[ch as usize],
+            _ => return None,
+        };
+        if pad > 0 && ch != b'=' {
+            return None;
+        }
+        n = n << 6 | v as u32;
+    }
+    let three = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+    out.extend_from_slice(&three[..3 - pad]);
+    Some(())
 }
 
 #[cfg(test)]
@@ -151,5 +173,25 @@ mod tests {
         assert_eq!(base64(b"Ma"), "TWE=");
         assert_eq!(base64(b"M"), "TQ==");
         assert!(unbase64("TW=u").is_none());
+    }
+
+    #[test]
+    fn base64_decodes_every_byte_and_rejects_what_is_not_base64() {
+        // Every byte value in every position of a chunk, and lengths that end in padding.
+        for len in [255, 256, 257, 1000] {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 131 + i / 256) as u8).collect();
+            assert_eq!(unbase64(&base64(&bytes)).unwrap(), bytes, "{len}");
+        }
+        for bad in [
+            "TW-u",
+            "TWFu TWFu",
+            "TWF\u{e9}",
+            "TWFuTW",
+            "=WFu",
+            "TWFu\n\n\n\n",
+            "T===",
+        ] {
+            assert!(unbase64(bad).is_none(), "{bad:?} decoded");
+        }
     }
 }

@@ -89,15 +89,18 @@ impl Usage {
         if lower.ends_with("ing") {
             return false;
         }
-        let unknown = zipf(&lower) == 0.0
-            && zipf(&crate::text::stem(&lower)) == 0.0
-            && !lower.split('-').all(|p| zipf(p) > 0.0);
         // A very common word capitalized once inside a sentence is a button or a menu ("click
         // Save") more often than a name; twice or more, it names something ("in the style of
         // Black", "drop-in replacement for Black").
+        let z = zipf(&lower);
         let inside = self.capital_inside.get(&lower).copied().unwrap_or(0);
-        let needed = if zipf(&lower) >= COMMON { 2 } else { 1 };
-        unknown || inside >= needed
+        let needed = if z >= COMMON { 2 } else { 1 };
+        // Capitalized inside sentences often enough, or unknown to the background table (its
+        // stem and every part of it too).
+        inside >= needed
+            || (z == 0.0
+                && zipf(&crate::text::stem(&lower)) == 0.0
+                && !lower.split('-').all(|p| zipf(p) > 0.0))
     }
 }
 
@@ -154,9 +157,12 @@ fn tokens(sentence: &str) -> Vec<&str> {
 /// (`PagerDuty`, `macOS`), or letters with digits (`E501`, `p99`, `2FA`), not a plain number
 /// with a unit (`30s`, `5GB`).
 fn named_by_form(w: &str) -> bool {
-    let letters = w.chars().filter(|c| c.is_alphabetic()).count();
-    let upper = w.chars().filter(|c| c.is_uppercase()).count();
-    let digits = w.chars().filter(char::is_ascii_digit).count();
+    let (mut letters, mut upper, mut digits) = (0, 0, 0);
+    for c in w.chars() {
+        letters += c.is_alphabetic() as usize;
+        upper += c.is_uppercase() as usize;
+        digits += c.is_ascii_digit() as usize;
+    }
     if letters == 0 {
         return false;
     }
@@ -166,12 +172,13 @@ fn named_by_form(w: &str) -> bool {
             && UNITS.contains(&unit.to_ascii_lowercase().as_str());
         return !is_measure;
     }
-    let lower = w.to_ascii_lowercase();
-    if UNITS.contains(&lower.as_str()) || NOT_NAMES.contains(&lower.as_str()) {
+    let first_upper = w.chars().next().is_some_and(char::is_uppercase);
+    if !((upper >= 2 && letters >= 2) || (upper >= 1 && !first_upper)) {
+        // Most words (lowercase, or only capitalized): no name by form, and no copy made.
         return false;
     }
-    let first_upper = w.chars().next().is_some_and(char::is_uppercase);
-    (upper >= 2 && letters >= 2) || (upper >= 1 && !first_upper)
+    let lower = w.to_ascii_lowercase();
+    !UNITS.contains(&lower.as_str()) && !NOT_NAMES.contains(&lower.as_str())
 }
 
 /// Names in one sentence: form-named tokens, and runs of capitalized words (a run's opening word

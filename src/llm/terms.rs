@@ -5,13 +5,14 @@
 use rustc_hash::FxHashMap;
 
 use crate::markdown::plain_text;
-use crate::text::{PHRASE_BREAKS, distinctiveness, is_stopword, sentences, word_key};
+use crate::text::{PHRASE_BREAKS, distinctiveness, is_stopword, sentences, word_key_into};
 
-/// A candidate term (1–`max_n` words): where it first occurs (its segment and first word, whose
-/// surface forms are joined only for a term that is picked), its count and weight.
+/// A candidate term (1–`max_n` words): where it first occurs (its first word's index in
+/// [`Runs::words`]; the surface forms are joined only for a term that is picked), its count and
+/// weight.
 #[derive(Debug, Clone)]
 struct Candidate {
-    at: (usize, usize),
+    at: usize,
     words: usize,
     count: usize,
     first_pos: usize,
@@ -19,87 +20,128 @@ struct Candidate {
     weight: f32,
 }
 
-/// One word of a run: its surface form, its key, whether it is a stopword, and its
-/// distinctiveness (0 for a stopword, which adds none to a term's weight).
+/// One word of a run: its surface form, its key's number in the document's [`Vocab`], whether
+/// it is a stopword or a word allowed inside a phrase, and its distinctiveness (0 for a stopword,
+/// which adds none to a term's weight).
 struct Word<'s> {
     surface: &'s str,
-    key: String,
+    id: u32,
     stop: bool,
+    inner: bool,
     weight: f32,
 }
 
-/// Word runs between punctuation.
-fn segments(sentence: &str) -> Vec<Vec<Word<'_>>> {
-    let mut out = Vec::new();
-    for seg in sentence.split(|c: char| PHRASE_BREAKS.contains(&c) || c == '.') {
-        let ws: Vec<Word> = seg
-            .split_whitespace()
-            .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
-            .filter(|w| !w.is_empty() && w.len() <= 40)
-            .filter_map(|w| {
-                let key = word_key(w)?;
+/// The distinct word keys of one document, numbered from 0 in order of first use; each one's
+/// stopword test and distinctiveness made once.
+#[derive(Default)]
+struct Vocab {
+    ids: FxHashMap<String, u32>,
+    keys: Vec<String>,
+    /// Of each key: whether it is a stopword, whether a phrase may hold it inside, its weight.
+    facts: Vec<(bool, bool, f32)>,
+    /// A key being made (a buffer reused for every word).
+    key: String,
+}
+
+impl Vocab {
+    /// The word `raw` as [`Word`], `None` when it has no key.
+    fn word<'s>(&mut self, raw: &'s str) -> Option<Word<'s>> {
+        if !word_key_into(raw, &mut self.key) {
+            return None;
+        }
+        let id = match self.ids.get(self.key.as_str()) {
+            Some(&id) => id,
+            None => {
+                let id = self.keys.len() as u32;
+                let key = self.key.clone();
                 let stop = is_stopword(&key);
-                Some(Word {
-                    surface: w,
-                    weight: if stop { 0.0 } else { distinctiveness(&key) },
-                    stop,
-                    key,
-                })
-            })
-            .collect();
-        if !ws.is_empty() {
-            out.push(ws);
+                let weight = if stop { 0.0 } else { distinctiveness(&key) };
+                self.facts
+                    .push((stop, INNER_WORDS.contains(&key.as_str()), weight));
+                self.ids.insert(key.clone(), id);
+                self.keys.push(key);
+                id
+            }
+        };
+        let (stop, inner, weight) = self.facts[id as usize];
+        Some(Word {
+            surface: raw,
+            id,
+            stop,
+            inner,
+            weight,
+        })
+    }
+}
+
+/// The words of a text in runs between punctuation: one list of words, and each run's range in it.
+#[derive(Default)]
+struct Runs<'s> {
+    words: Vec<Word<'s>>,
+    runs: Vec<std::ops::Range<usize>>,
+}
+
+impl<'s> Runs<'s> {
+    /// Adds the runs of `sentence`, each word's key numbered in `vocab`.
+    fn add(&mut self, sentence: &'s str, vocab: &mut Vocab) {
+        for seg in sentence.split(|c: char| PHRASE_BREAKS.contains(&c) || c == '.') {
+            let start = self.words.len();
+            self.words.extend(
+                seg.split_whitespace()
+                    .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+                    .filter(|w| !w.is_empty() && w.len() <= 40)
+                    .filter_map(|w| vocab.word(w)),
+            );
+            if self.words.len() > start {
+                self.runs.push(start..self.words.len());
+            }
         }
     }
-    out
 }
 
 /// Function words allowed inside a phrase ("terms of service"); any other one ends it.
 const INNER_WORDS: &[&str] = &["of", "and", "for", "in", "on"];
 
-/// All terms of 1..=max_n words of the segments `segs` that neither start nor end with a
-/// stopword (each word's key and stopword test made once, each term's weight once: this runs
-/// over every document's text).
-fn candidates(segs: &[Vec<Word>], max_n: usize) -> FxHashMap<String, Candidate> {
-    let mut out: FxHashMap<String, Candidate> = FxHashMap::default();
+/// The longest term [`candidates`] makes, in words.
+const MAX_TERM: usize = 4;
+
+/// A term by its words' numbers plus one (unused places 0): two terms with the same words are one
+/// term.
+type TermKey = [u32; MAX_TERM];
+
+/// All terms of 1..=max_n (at most [`MAX_TERM`]) words of the runs of `text` that neither start
+/// nor end with a stopword (each word's key and stopword test made once, each term's weight once:
+/// this runs over every document's text).
+fn candidates(text: &Runs, max_n: usize) -> FxHashMap<TermKey, Candidate> {
+    let mut out: FxHashMap<TermKey, Candidate> = FxHashMap::default();
     let mut pos = 0;
-    // A term's key is joined here; it is copied only for a term seen for the first time.
-    let mut key = String::new();
-    for (at, seg) in segs.iter().enumerate() {
+    for run in &text.runs {
+        let seg = &text.words[run.clone()];
         for start in 0..seg.len() {
             if seg[start].stop {
                 continue;
             }
             // The key of the words from `start`, one word longer each turn.
-            key.clear();
-            for n in 1..=max_n.min(seg.len() - start) {
+            let mut key: TermKey = [0; MAX_TERM];
+            for n in 1..=max_n.min(MAX_TERM).min(seg.len() - start) {
                 let end = start + n - 1;
-                if n > 2 && !INNER_WORDS.contains(&seg[end - 1].key.as_str()) && seg[end - 1].stop {
+                if n > 2 && !seg[end - 1].inner && seg[end - 1].stop {
                     break;
                 }
-                if n > 1 {
-                    key.push(' ');
-                }
-                key.push_str(&seg[end].key);
+                key[n - 1] = seg[end].id + 1;
                 if seg[end].stop {
                     continue;
                 }
-                let words = &seg[start..=end];
                 pos += 1;
-                if let Some(e) = out.get_mut(key.as_str()) {
-                    e.count += 1;
-                    continue;
-                }
-                out.insert(
-                    key.clone(),
-                    Candidate {
-                        at: (at, start),
+                out.entry(key)
+                    .and_modify(|e| e.count += 1)
+                    .or_insert_with(|| Candidate {
+                        at: run.start + start,
                         words: n,
                         count: 1,
                         first_pos: pos,
-                        weight: weight_of(words.iter().map(|w| (w.weight, w.stop))),
-                    },
-                );
+                        weight: weight_of(seg[start..=end].iter().map(|w| (w.weight, w.stop))),
+                    });
             }
         }
     }
@@ -136,27 +178,37 @@ fn weight_of(words: impl Iterator<Item = (f32, bool)>) -> f32 {
     mean * (1.0 + 0.25 * (n.min(3) as f32 - 1.0))
 }
 
-/// Picks up to `limit` high-scoring terms (key, score, where), skipping ones that overlap an
-/// already picked term; a picked term is shown as `surface` makes it.
-fn pick_non_overlapping<T>(
-    mut scored: Vec<(String, f32, T)>,
+/// The bytes of a term's key as written out: its words' keys joined by single spaces (terms with
+/// the same score are taken in this order).
+fn key_bytes<'w>(words: &'w [Word], keys: &'w [String]) -> impl Iterator<Item = u8> + 'w {
+    words.iter().enumerate().flat_map(move |(i, w)| {
+        let gap: &[u8] = if i > 0 { b" " } else { b"" };
+        gap.iter().chain(keys[w.id as usize].as_bytes()).copied()
+    })
+}
+
+/// Picks up to `limit` high-scoring terms (score, their words), the first by score and then by
+/// key, skipping ones that share a content word with an already picked term; a picked term is
+/// shown as first written.
+fn pick_non_overlapping(
+    mut scored: Vec<(f32, &[Word])>,
+    keys: &[String],
     limit: usize,
-    surface: impl Fn(T) -> String,
 ) -> Vec<String> {
-    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    scored.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| key_bytes(a.1, keys).cmp(key_bytes(b.1, keys)))
+    });
     let mut picked: Vec<String> = Vec::new();
-    let mut keys: Vec<String> = Vec::new();
-    for (key, score, at) in scored {
+    let mut held: Vec<u32> = Vec::new();
+    for (score, words) in scored {
         if picked.len() >= limit || score <= 0.0 {
             break;
         }
-        let overlaps = keys.iter().any(|k| {
-            let kw: Vec<&str> = k.split(' ').collect();
-            key.split(' ').any(|w| !is_stopword(w) && kw.contains(&w))
-        });
+        let overlaps = words.iter().any(|w| !w.stop && held.contains(&w.id));
         if !overlaps {
-            keys.push(key);
-            picked.push(surface(at));
+            held.extend(words.iter().map(|w| w.id));
+            picked.push(join(words.iter().map(|w| w.surface)));
         }
     }
     picked
@@ -165,21 +217,23 @@ fn pick_non_overlapping<T>(
 /// The 2–4 most distinctive multi-word phrases of one document.
 pub fn doc_phrases(text: &str, limit: usize) -> Vec<String> {
     let said = sentences(&plain_text(text));
-    let segs: Vec<Vec<Word>> = said.iter().flat_map(|s| segments(s)).collect();
-    let cands = candidates(&segs, 4);
+    let mut vocab = Vocab::default();
+    let mut text = Runs::default();
+    for s in &said {
+        text.add(s, &mut vocab);
+    }
+    let cands = candidates(&text, MAX_TERM);
     // A term scoring 0 is never picked: it is left out before the sort.
     let scored = cands
-        .into_iter()
-        .filter(|(_, c)| c.words >= 2 && c.weight > 0.0)
-        .map(|(k, c)| {
+        .into_values()
+        .filter(|c| c.words >= 2 && c.weight > 0.0)
+        .map(|c| {
             let early = 1.0 + 0.5 / (1.0 + c.first_pos as f32 / 200.0);
             let s = c.weight * (1.0 + (c.count as f32).ln()) * early;
-            (k, s, (c.at, c.words))
+            (s, &text.words[c.at..c.at + c.words])
         })
         .collect();
-    pick_non_overlapping(scored, limit, |((seg, start), n)| {
-        join(segs[seg][start..start + n].iter().map(|w| w.surface))
-    })
+    pick_non_overlapping(scored, &vocab.keys, limit)
 }
 
 /// Document-type tags from cue words, kept when at least a third of the items show them.
@@ -236,14 +290,16 @@ pub fn doc_types(items: &[(String, String)]) -> Vec<String> {
         ),
     ];
     let n = items.len().max(1);
+    // Each item lowercased once, for every type's cues.
+    let lowered: Vec<String> = items
+        .iter()
+        .map(|(title, text)| format!("{title} {text}").to_lowercase())
+        .collect();
     CUES.iter()
         .filter(|(_, cues)| {
-            let hits = items
+            let hits = lowered
                 .iter()
-                .filter(|(title, text)| {
-                    let t = format!("{} {}", title, text).to_lowercase();
-                    cues.iter().any(|c| t.contains(c))
-                })
+                .filter(|t| cues.iter().any(|c| t.contains(c)))
                 .count();
             hits * 3 >= n
         })
