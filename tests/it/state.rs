@@ -249,3 +249,36 @@ fn an_offline_fresh_clone_vets_by_computing_and_the_next_edit_reuses_what_it_com
     let o = c2s(&b, &["check"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn the_alternating_fresh_clone_benchmark_runs_and_reports_each_binary() {
+    // `scripts/bench-fresh-ab.py` (docs/src/benchmarks.md) on a small corpus, the same binary
+    // twice: a cold build each, then an edit with the memo and a fresh-clone edit each.
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_c2s");
+    let o = std::process::Command::new("python3")
+        .arg(repo().join("scripts/bench-fresh-ab.py"))
+        .args(["--docs", "60", "--rounds", "1", "--work"])
+        .arg(tmp.path().join("ab"))
+        .args([bin, bin])
+        .output()
+        .expect("python3 runs");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let ratios: Vec<f64> = out
+        .lines()
+        .filter_map(|l| l.split(", ratio ").nth(1))
+        .map(|r| r.split_whitespace().next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(ratios.len(), 2, "{out}");
+    assert!(ratios.iter().all(|&r| r > 0.0), "{out}");
+    // Each fresh clone started without the memo and its records, and continued the output.
+    for i in 0..2 {
+        let d = tmp.path().join("ab").join(format!("{i}-c2s"));
+        assert!(d.join("out").join("c2s.lock").is_file(), "{}", d.display());
+    }
+}

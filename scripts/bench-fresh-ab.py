@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Fresh-clone edits against edits with the memo, for several c2s binaries in alternation.
+
+On a shared machine whose speed drifts by tens of percent within minutes, two runs of
+`bench-incremental.sh` one after the other compare two moments as much as two binaries. This
+script builds one synthetic corpus, gives each binary its own copy and output (built cold once),
+then runs ROUNDS one-document edits with the memo, each round every binary in turn, then ROUNDS
+fresh-clone edits (the memo and every record beside it deleted first) the same way, and prints
+each binary's medians and their ratio (the issue 49 target: fresh clone <= 2x an edit).
+
+usage: scripts/bench-fresh-ab.py [--docs N] [--rounds R] [--work DIR] BIN [BIN...]
+"""
+import argparse, glob, os, shutil, statistics, subprocess, sys, time
+
+ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+ap.add_argument("--docs", type=int, default=10000)
+ap.add_argument("--rounds", type=int, default=7)
+ap.add_argument("--work", default="target/bench-ab")
+ap.add_argument("bins", nargs="+")
+args = ap.parse_args()
+here = os.path.dirname(os.path.abspath(__file__))
+work = os.path.abspath(args.work)
+bins = [os.path.abspath(b) for b in args.bins]
+names = [f"{i}-{os.path.basename(b)}" for i, b in enumerate(bins)]
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+corpus = os.path.join(work, "corpus")
+subprocess.run([sys.executable, os.path.join(here, "gen_synth.py"), str(args.docs), corpus],
+               check=True, stdout=subprocess.DEVNULL)
+
+
+def build(i):
+    d = os.path.join(work, names[i])
+    t = time.perf_counter()
+    subprocess.run([bins[i], "build", d + "/corpus", "--out", d + "/out", "--set",
+                    f"cache.path={d}/cache.sqlite", "--set", "tree.structure=cluster", "--quiet"],
+                   check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def forget(i):
+    """What a fresh clone lacks: the memo and every record beside it."""
+    d = os.path.join(work, names[i])
+    kinds = ("used", "parsed", "recipes", "entries")
+    for f in (glob.glob(d + "/cache.sqlite*") + glob.glob(d + "/stat-*.index")
+              + [f for k in kinds for e in ("bin", "add") for f in glob.glob(f"{d}/{k}-*.{e}")]):
+        os.remove(f)
+
+
+def edit(i, n, words):
+    d = os.path.join(work, names[i])
+    files = sorted(glob.glob(d + "/corpus/**/*.md", recursive=True))
+    with open(files[n % len(files)], "a") as f:
+        f.write(f"\nA new remark about {words}.\n")
+
+
+for i in range(len(bins)):
+    shutil.copytree(corpus, os.path.join(work, names[i], "corpus"))
+    build(i)
+times = {i: {"edit": [], "fresh": []} for i in range(len(bins))}
+for r in range(args.rounds):
+    for i in range(len(bins)):
+        edit(i, r * 97, f"quasar{r} telemetry")
+        times[i]["edit"].append(build(i))
+for r in range(args.rounds):
+    for i in range(len(bins)):
+        forget(i)
+        edit(i, r * 89 + 13, f"nebula{r} telemetry")
+        times[i]["fresh"].append(build(i))
+print(f"machine: {os.cpu_count()} cores; {args.docs} documents; medians of {args.rounds} alternated rounds")
+for i, b in enumerate(bins):
+    e, f = statistics.median(times[i]["edit"]), statistics.median(times[i]["fresh"])
+    print(f"{b}: edit with the memo {e:.3f} s, fresh-clone edit {f:.3f} s, ratio {f / e:.2f}"
+          f"  (edits {' '.join(f'{x:.3f}' for x in times[i]['edit'])};"
+          f" fresh {' '.join(f'{x:.3f}' for x in times[i]['fresh'])})")
