@@ -37,12 +37,35 @@ pub fn distinctiveness(word: &str) -> f32 {
     (6.5 - z).clamp(0.0, 5.0)
 }
 
-/// Punctuation that ends a run of words a phrase may come from. A slice, not a `str`: a `str`'s
-/// `contains` searches it with memchr for every character of the text.
-pub const PHRASE_BREAKS: &[char] = &[
-    ',', ';', ':', '(', ')', '[', ']', '{', '}', '"', '|', '/', '!', '?', '–', '—', '…', '<', '>',
-    '=', '+', '*', '#',
-];
+/// Whether `c` is punctuation that ends a run of words a phrase may come from (asked of every
+/// character of every card's text: a `match`, not a search of a list).
+pub fn breaks_phrase(c: char) -> bool {
+    matches!(
+        c,
+        ',' | ';'
+            | ':'
+            | '('
+            | ')'
+            | '['
+            | ']'
+            | '{'
+            | '}'
+            | '"'
+            | '|'
+            | '/'
+            | '!'
+            | '?'
+            | '–'
+            | '—'
+            | '…'
+            | '<'
+            | '>'
+            | '='
+            | '+'
+            | '*'
+            | '#'
+    )
+}
 
 /// English function words (closed classes: articles, pronouns, prepositions, auxiliaries, conjunctions).
 const FUNCTION_WORDS: &[&str] = &[
@@ -281,36 +304,35 @@ pub fn first_sentence(s: &str) -> &str {
 pub fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for para in text.split('\n') {
-        let chars: Vec<char> = para.chars().collect();
         let mut start = 0;
-        for i in 0..chars.len() {
-            let c = chars[i];
-            if !matches!(c, '.' | '!' | '?') {
-                continue;
+        let mut prev: Option<char> = None;
+        let mut chars = para.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            if matches!(c, '.' | '!' | '?') {
+                let boundary = match chars.peek() {
+                    None => true,
+                    Some(&(_, n)) if n.is_whitespace() => true,
+                    Some(&(_, n)) => n.is_uppercase() && prev.is_some_and(|p| p.is_lowercase()),
+                };
+                if boundary {
+                    let end = i + c.len_utf8();
+                    push_sentence(&mut out, &para[start..end]);
+                    start = end;
+                }
             }
-            let next = chars.get(i + 1).copied();
-            let prev = i.checked_sub(1).map(|j| chars[j]);
-            let boundary = match next {
-                None => true,
-                Some(n) if n.is_whitespace() => true,
-                Some(n) => n.is_uppercase() && prev.is_some_and(|p| p.is_lowercase()),
-            };
-            if boundary {
-                push_sentence(&mut out, &chars[start..=i]);
-                start = i + 1;
-            }
+            prev = Some(c);
         }
-        push_sentence(&mut out, &chars[start..]);
+        push_sentence(&mut out, &para[start..]);
     }
     out
 }
 
-/// The sentence in `chars` with its whitespace runs made one space and its ends trimmed, if it
-/// holds a letter or digit.
-fn push_sentence(out: &mut Vec<String>, chars: &[char]) {
-    let mut s = String::with_capacity(chars.len());
+/// The sentence `raw` with its whitespace runs made one space and its ends trimmed, if it holds a
+/// letter or digit.
+fn push_sentence(out: &mut Vec<String>, raw: &str) {
+    let mut s = String::with_capacity(raw.len());
     let (mut gap, mut word) = (false, false);
-    for &c in chars {
+    for c in raw.chars() {
         if c.is_whitespace() {
             gap = !s.is_empty();
             continue;
@@ -514,6 +536,26 @@ mod tests {
                 "Learn more about:",
                 "Second line here.",
                 "Third one!"
+            ]
+        );
+    }
+
+    #[test]
+    fn sentence_split_keeps_decimals_and_versions_whole_and_reads_any_script() {
+        // A `.` before a digit or a lowercase letter is no end; one between a lowercase letter
+        // and a capital is (glued text); whitespace runs become one space; a run with no letter
+        // or digit is no sentence; multi-byte letters on either side of the mark count as such.
+        let s =
+            sentences("Version 1.2.3 ships.  It   works!\n...\nÉté fini.Über alles? café.Ça va\t.");
+        assert_eq!(
+            s,
+            vec![
+                "Version 1.2.3 ships.",
+                "It works!",
+                "Été fini.",
+                "Über alles?",
+                "café.",
+                "Ça va .",
             ]
         );
     }

@@ -115,18 +115,20 @@ fn lowercase_into(out: &mut String, w: &str) {
     }
 }
 
-/// Marks that split a sentence's tokens (besides whitespace). A slice, not a `str`: a `str`'s
-/// `contains` searches it with memchr for every character of the text.
-const TOKEN_BREAKS: &[char] = &[
-    '=', '/', '|', '→', '←', '>', '(', ')', '[', ']', '{', '}', '"', '“', '”',
-];
+/// Whether `c` splits a sentence's tokens: whitespace, or a mark such as `=`, `/`, `→` or a
+/// quote (asked of every character: a `match`, not a search of a list).
+fn breaks_token(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            '=' | '/' | '|' | '→' | '←' | '>' | '(' | ')' | '[' | ']' | '{' | '}' | '"' | '“' | '”'
+        )
+}
 
 /// Words of a sentence as written, apostrophes kept inside, other punctuation around removed;
 /// `,`/`:`/`(` and the like end a run of capitalized words (an empty token marks the break).
 fn tokens(sentence: &str) -> Vec<&str> {
-    let raws: Vec<&str> = sentence
-        .split(|c: char| c.is_whitespace() || TOKEN_BREAKS.contains(&c))
-        .collect();
+    let raws: Vec<&str> = sentence.split(breaks_token).collect();
     let mut out = Vec::new();
     for (i, raw) in raws.iter().enumerate() {
         let breaks = raw.ends_with([',', ';', ':', '.', '!', '?']);

@@ -53,7 +53,7 @@ pub struct Phrase {
 
 /// Word runs of a line, split at punctuation (a phrase never spans `:` or `,`).
 fn runs(line: &str) -> Vec<Vec<String>> {
-    line.split(|c: char| crate::text::PHRASE_BREAKS.contains(&c) || matches!(c, '.' | '“' | '”'))
+    line.split(|c: char| crate::text::breaks_phrase(c) || matches!(c, '.' | '“' | '”'))
         .map(|seg| {
             seg.split_whitespace()
                 .filter_map(word_key)

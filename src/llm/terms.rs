@@ -5,7 +5,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::markdown::plain_text;
-use crate::text::{PHRASE_BREAKS, distinctiveness, is_stopword, sentences, word_key_into};
+use crate::text::{breaks_phrase, distinctiveness, is_stopword, sentences, word_key_into};
 
 /// A candidate term (1–`max_n` words): where it first occurs (its first word's index in
 /// [`Runs::words`]; the surface forms are joined only for a term that is picked), its count and
@@ -84,7 +84,7 @@ struct Runs<'s> {
 impl<'s> Runs<'s> {
     /// Adds the runs of `sentence`, each word's key numbered in `vocab`.
     fn add(&mut self, sentence: &'s str, vocab: &mut Vocab) {
-        for seg in sentence.split(|c: char| PHRASE_BREAKS.contains(&c) || c == '.') {
+        for seg in sentence.split(|c: char| breaks_phrase(c) || c == '.') {
             let start = self.words.len();
             self.words.extend(
                 seg.split_whitespace()
