@@ -3,10 +3,11 @@
 
 On a shared machine whose speed drifts by tens of percent within minutes, two runs of
 `bench-incremental.sh` one after the other compare two moments as much as two binaries. This
-script builds one synthetic corpus, gives each binary its own copy and output (built cold once),
-then runs ROUNDS one-document edits with the memo, each round every binary in turn, then ROUNDS
-fresh-clone edits (the memo and every record beside it deleted first) the same way, and prints
-each binary's medians and their ratio (the issue 49 target: fresh clone <= 2x an edit).
+script builds one synthetic corpus and gives each binary its own copy and output (built cold
+once) for edits with the memo, and another for fresh-clone edits (the
+memo and every record beside it deleted before each). It runs ROUNDS rounds, each a one-document
+edit with the memo by every binary in turn and then a fresh-clone edit by every binary, and
+prints each binary's medians and their ratio (the issue 49 target: fresh clone <= 2x an edit).
 
 usage: scripts/bench-fresh-ab.py [--docs N] [--rounds R] [--work DIR] BIN [BIN...]
 """
@@ -29,8 +30,8 @@ subprocess.run([sys.executable, os.path.join(here, "gen_synth.py"), str(args.doc
                check=True, stdout=subprocess.DEVNULL)
 
 
-def build(i):
-    d = os.path.join(work, names[i])
+def build(i, kind):
+    d = os.path.join(work, names[i], kind)
     t = time.perf_counter()
     subprocess.run([bins[i], "build", d + "/corpus", "--out", d + "/out", "--set",
                     f"cache.path={d}/cache.sqlite", "--set", "tree.structure=cluster", "--quiet"],
@@ -40,33 +41,37 @@ def build(i):
 
 def forget(i):
     """What a fresh clone lacks: the memo and every record beside it."""
-    d = os.path.join(work, names[i])
+    d = os.path.join(work, names[i], "fresh")
     kinds = ("used", "parsed", "recipes", "entries")
     for f in (glob.glob(d + "/cache.sqlite*") + glob.glob(d + "/stat-*.index")
               + [f for k in kinds for e in ("bin", "add") for f in glob.glob(f"{d}/{k}-*.{e}")]):
         os.remove(f)
 
 
-def edit(i, n, words):
-    d = os.path.join(work, names[i])
+def edit(i, kind, n, words):
+    d = os.path.join(work, names[i], kind)
     files = sorted(glob.glob(d + "/corpus/**/*.md", recursive=True))
     with open(files[n % len(files)], "a") as f:
         f.write(f"\nA new remark about {words}.\n")
 
 
+# Two copies per binary, each built cold once: one only ever edited with its memo, one whose
+# memo and records are deleted before each edit (a fresh clone of the committed output).
 for i in range(len(bins)):
-    shutil.copytree(corpus, os.path.join(work, names[i], "corpus"))
-    build(i)
+    for kind in ("memo", "fresh"):
+        shutil.copytree(corpus, os.path.join(work, names[i], kind, "corpus"))
+        build(i, kind)
 times = {i: {"edit": [], "fresh": []} for i in range(len(bins))}
+# Each round: every binary's edit with the memo, then every binary's fresh-clone edit, so that a
+# drift of the machine's speed falls on both kinds alike.
 for r in range(args.rounds):
     for i in range(len(bins)):
-        edit(i, r * 97, f"quasar{r} telemetry")
-        times[i]["edit"].append(build(i))
-for r in range(args.rounds):
+        edit(i, "memo", r * 97, f"quasar{r} telemetry")
+        times[i]["edit"].append(build(i, "memo"))
     for i in range(len(bins)):
         forget(i)
-        edit(i, r * 89 + 13, f"nebula{r} telemetry")
-        times[i]["fresh"].append(build(i))
+        edit(i, "fresh", r * 89 + 13, f"nebula{r} telemetry")
+        times[i]["fresh"].append(build(i, "fresh"))
 print(f"machine: {os.cpu_count()} cores; {args.docs} documents; medians of {args.rounds} alternated rounds")
 for i, b in enumerate(bins):
     e, f = statistics.median(times[i]["edit"]), statistics.median(times[i]["fresh"])

@@ -253,7 +253,7 @@ fn an_offline_fresh_clone_vets_by_computing_and_the_next_edit_reuses_what_it_com
 #[test]
 fn the_alternating_fresh_clone_benchmark_runs_and_reports_each_binary() {
     // `scripts/bench-fresh-ab.py` (docs/src/benchmarks.md) on a small corpus, the same binary
-    // twice: a cold build each, then an edit with the memo and a fresh-clone edit each.
+    // twice: two cold builds each, then an edit with the memo and a fresh-clone edit each.
     let tmp = tempfile::tempdir().unwrap();
     let bin = env!("CARGO_BIN_EXE_c2s");
     let o = std::process::Command::new("python3")
@@ -279,6 +279,9 @@ fn the_alternating_fresh_clone_benchmark_runs_and_reports_each_binary() {
     // Each fresh clone started without the memo and its records, and continued the output.
     for i in 0..2 {
         let d = tmp.path().join("ab").join(format!("{i}-c2s"));
-        assert!(d.join("out").join("c2s.lock").is_file(), "{}", d.display());
+        for kind in ["memo", "fresh"] {
+            let lock = d.join(kind).join("out").join("c2s.lock");
+            assert!(lock.is_file(), "{}", lock.display());
+        }
     }
 }
