@@ -2,6 +2,8 @@
 
 use clap::Parser;
 
+/// mimalloc, built without transparent huge pages (see Cargo.toml): the offline results a build
+/// computes allocate many small strings.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -57,7 +57,7 @@ impl Hashed {
         let mut tf: FxHashMap<u64, (u32, f32)> = FxHashMap::default();
         // Each distinct word's weight is looked up once; each word's key is made in one buffer.
         let mut weights: FxHashMap<String, f32> = FxHashMap::default();
-        let (mut word, mut prev) = (String::new(), String::new());
+        let mut word = String::new();
         // The previous word's FNV state and weight (a bigram is the two words joined by a space).
         let mut before: Option<(u64, f32)> = None;
         for raw in text.split(|c: char| !(c.is_alphanumeric() || is_apostrophe(c))) {
@@ -85,7 +85,6 @@ impl Hashed {
                 tf.entry(finish(h)).or_insert((0, weight)).0 += 1;
             }
             before = Some((h, weight));
-            std::mem::swap(&mut word, &mut prev);
         }
         let mut v = vec![0.0f32; self.dims];
         let mut feats: Vec<(u64, (u32, f32))> = tf.into_iter().collect();
