@@ -260,8 +260,13 @@ pub fn is_apostrophe(c: char) -> bool {
 /// is its noun ("Ruff's" and "page’s" are `ruff` and `page`), and any other apostrophe is dropped
 /// ("don't" is `dont`), so "page’s" never becomes the words `page` and `s`.
 pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    word_pieces(text).filter_map(word_key)
+}
+
+/// The pieces of `text` that [`words`] makes its tokens of (with [`word_key`]; some give none):
+/// for a caller that makes each key in a buffer of its own ([`word_key_into`]).
+pub fn word_pieces(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !(c.is_alphanumeric() || is_apostrophe(c)))
-        .filter_map(word_key)
 }
 
 /// The token of one word as written: lowercase, a possessive `'s` dropped, other apostrophes

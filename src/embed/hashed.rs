@@ -5,7 +5,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::{EmbedError, Embedder};
-use crate::text::{distinctiveness, is_apostrophe, word_key_into};
+use crate::text::{distinctiveness, word_key_into, word_pieces};
 
 /// Feature-hashing embedder. A document's vector depends on its own text only.
 #[derive(Debug, Clone, Copy)]
@@ -60,7 +60,7 @@ impl Hashed {
         let mut word = String::new();
         // The previous word's FNV state and weight (a bigram is the two words joined by a space).
         let mut before: Option<(u64, f32)> = None;
-        for raw in text.split(|c: char| !(c.is_alphanumeric() || is_apostrophe(c))) {
+        for raw in word_pieces(text) {
             if !word_key_into(raw, &mut word) {
                 continue;
             }

@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap;
 use crate::markdown::plain_text;
 use crate::text::{breaks_phrase, distinctiveness, is_stopword, sentences, word_key_into};
 
-/// A candidate term (1–`max_n` words): where it first occurs (its first word's index in
+/// A candidate term (1–[`MAX_TERM`] words): where it first occurs (its first word's index in
 /// [`Runs::words`]; the surface forms are joined only for a term that is picked), its count and
 /// weight.
 #[derive(Debug, Clone)]
@@ -36,11 +36,18 @@ struct Word<'s> {
 #[derive(Default)]
 struct Vocab {
     ids: FxHashMap<String, u32>,
-    keys: Vec<String>,
-    /// Of each key: whether it is a stopword, whether a phrase may hold it inside, its weight.
-    facts: Vec<(bool, bool, f32)>,
+    /// By number.
+    known: Vec<Known>,
     /// A key being made (a buffer reused for every word).
     key: String,
+}
+
+/// A distinct word key: whether it is a stopword, whether a phrase may hold it inside, its weight.
+struct Known {
+    key: String,
+    stop: bool,
+    inner: bool,
+    weight: f32,
 }
 
 impl Vocab {
@@ -52,24 +59,26 @@ impl Vocab {
         let id = match self.ids.get(self.key.as_str()) {
             Some(&id) => id,
             None => {
-                let id = self.keys.len() as u32;
+                let id = self.known.len() as u32;
                 let key = self.key.clone();
                 let stop = is_stopword(&key);
-                let weight = if stop { 0.0 } else { distinctiveness(&key) };
-                self.facts
-                    .push((stop, INNER_WORDS.contains(&key.as_str()), weight));
                 self.ids.insert(key.clone(), id);
-                self.keys.push(key);
+                self.known.push(Known {
+                    stop,
+                    inner: INNER_WORDS.contains(&key.as_str()),
+                    weight: if stop { 0.0 } else { distinctiveness(&key) },
+                    key,
+                });
                 id
             }
         };
-        let (stop, inner, weight) = self.facts[id as usize];
+        let k = &self.known[id as usize];
         Some(Word {
             surface: raw,
             id,
-            stop,
-            inner,
-            weight,
+            stop: k.stop,
+            inner: k.inner,
+            weight: k.weight,
         })
     }
 }
@@ -109,10 +118,10 @@ const MAX_TERM: usize = 4;
 /// term.
 type TermKey = [u32; MAX_TERM];
 
-/// All terms of 1..=max_n (at most [`MAX_TERM`]) words of the runs of `text` that neither start
-/// nor end with a stopword (each word's key and stopword test made once, each term's weight once:
-/// this runs over every document's text).
-fn candidates(text: &Runs, max_n: usize) -> FxHashMap<TermKey, Candidate> {
+/// All terms of 1..=[`MAX_TERM`] words of the runs of `text` that neither start nor end with a
+/// stopword (each word's key and stopword test made once, each term's weight once: this runs over
+/// every document's text).
+fn candidates(text: &Runs) -> FxHashMap<TermKey, Candidate> {
     let mut out: FxHashMap<TermKey, Candidate> = FxHashMap::default();
     let mut pos = 0;
     for run in &text.runs {
@@ -123,7 +132,7 @@ fn candidates(text: &Runs, max_n: usize) -> FxHashMap<TermKey, Candidate> {
             }
             // The key of the words from `start`, one word longer each turn.
             let mut key: TermKey = [0; MAX_TERM];
-            for n in 1..=max_n.min(MAX_TERM).min(seg.len() - start) {
+            for n in 1..=MAX_TERM.min(seg.len() - start) {
                 let end = start + n - 1;
                 if n > 2 && !seg[end - 1].inner && seg[end - 1].stop {
                     break;
@@ -180,10 +189,12 @@ fn weight_of(words: impl Iterator<Item = (f32, bool)>) -> f32 {
 
 /// The bytes of a term's key as written out: its words' keys joined by single spaces (terms with
 /// the same score are taken in this order).
-fn key_bytes<'w>(words: &'w [Word], keys: &'w [String]) -> impl Iterator<Item = u8> + 'w {
+fn key_bytes<'w>(words: &'w [Word], vocab: &'w Vocab) -> impl Iterator<Item = u8> + 'w {
     words.iter().enumerate().flat_map(move |(i, w)| {
         let gap: &[u8] = if i > 0 { b" " } else { b"" };
-        gap.iter().chain(keys[w.id as usize].as_bytes()).copied()
+        gap.iter()
+            .chain(vocab.known[w.id as usize].key.as_bytes())
+            .copied()
     })
 }
 
@@ -192,12 +203,12 @@ fn key_bytes<'w>(words: &'w [Word], keys: &'w [String]) -> impl Iterator<Item = 
 /// shown as first written.
 fn pick_non_overlapping(
     mut scored: Vec<(f32, &[Word])>,
-    keys: &[String],
+    vocab: &Vocab,
     limit: usize,
 ) -> Vec<String> {
     scored.sort_by(|a, b| {
         b.0.total_cmp(&a.0)
-            .then_with(|| key_bytes(a.1, keys).cmp(key_bytes(b.1, keys)))
+            .then_with(|| key_bytes(a.1, vocab).cmp(key_bytes(b.1, vocab)))
     });
     let mut picked: Vec<String> = Vec::new();
     let mut held: Vec<u32> = Vec::new();
@@ -222,7 +233,7 @@ pub fn doc_phrases(text: &str, limit: usize) -> Vec<String> {
     for s in &said {
         text.add(s, &mut vocab);
     }
-    let cands = candidates(&text, MAX_TERM);
+    let cands = candidates(&text);
     // A term scoring 0 is never picked: it is left out before the sort.
     let scored = cands
         .into_values()
@@ -233,7 +244,7 @@ pub fn doc_phrases(text: &str, limit: usize) -> Vec<String> {
             (s, &text.words[c.at..c.at + c.words])
         })
         .collect();
-    pick_non_overlapping(scored, &vocab.keys, limit)
+    pick_non_overlapping(scored, &vocab, limit)
 }
 
 /// Document-type tags from cue words, kept when at least a third of the items show them.
