@@ -8,8 +8,10 @@ once) for edits with the memo, and another for fresh-clone edits (the
 memo and every record beside it deleted before each). It runs ROUNDS rounds, each a one-document
 edit with the memo by every binary in turn and then a fresh-clone edit by every binary, and
 prints each binary's medians and their ratio (the issue 49 target: fresh clone <= 2x an edit).
+With --cpus 1,2 each binary also runs pinned to that many cores (`taskset`, and as many rayon
+threads), every variant in the same rounds: how the ratio moves with the cores at hand.
 
-usage: scripts/bench-fresh-ab.py [--docs N] [--rounds R] [--work DIR] BIN [BIN...]
+usage: scripts/bench-fresh-ab.py [--docs N] [--rounds R] [--work DIR] [--cpus N,...] BIN [BIN...]
 """
 import argparse, glob, os, shutil, statistics, subprocess, sys, time
 
@@ -17,12 +19,21 @@ ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 ap.add_argument("--docs", type=int, default=10000)
 ap.add_argument("--rounds", type=int, default=7)
 ap.add_argument("--work", default="target/bench-ab")
+ap.add_argument("--cpus", default="",
+                help="comma-separated core counts to run each binary on (default: all cores)")
 ap.add_argument("bins", nargs="+")
 args = ap.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
 work = os.path.abspath(args.work)
-bins = [os.path.abspath(b) for b in args.bins]
-names = [f"{i}-{os.path.basename(b)}" for i, b in enumerate(bins)]
+cpus = [int(c) for c in args.cpus.split(",") if c.strip()] or [None]
+if any(c is not None and not 1 <= c <= os.cpu_count() for c in cpus):
+    sys.exit(f"--cpus: each count must be between 1 and {os.cpu_count()} (this machine's cores)")
+if cpus != [None] and not shutil.which("taskset"):
+    sys.exit("--cpus needs `taskset` (util-linux)")
+# One variant per binary and core count, each with its own copies.
+variants = [(os.path.abspath(b), c) for b in args.bins for c in cpus]
+bins = [b for b, _ in variants]
+names = [f"{i}-{os.path.basename(b)}" + (f"-{c}cpu" if c else "") for i, (b, c) in enumerate(variants)]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 corpus = os.path.join(work, "corpus")
@@ -32,10 +43,13 @@ subprocess.run([sys.executable, os.path.join(here, "gen_synth.py"), str(args.doc
 
 def build(i, kind):
     d = os.path.join(work, names[i], kind)
+    c = variants[i][1]
+    pin = ["taskset", "-c", f"0-{c - 1}"] if c else []
+    env = dict(os.environ, RAYON_NUM_THREADS=str(c)) if c else None
     t = time.perf_counter()
-    subprocess.run([bins[i], "build", d + "/corpus", "--out", d + "/out", "--set",
+    subprocess.run(pin + [bins[i], "build", d + "/corpus", "--out", d + "/out", "--set",
                     f"cache.path={d}/cache.sqlite", "--set", "tree.structure=cluster", "--quiet"],
-                   check=True, stdout=subprocess.DEVNULL)
+                   check=True, stdout=subprocess.DEVNULL, env=env)
     return time.perf_counter() - t
 
 
@@ -73,8 +87,9 @@ for r in range(args.rounds):
         edit(i, "fresh", r * 89 + 13, f"nebula{r} telemetry")
         times[i]["fresh"].append(build(i, "fresh"))
 print(f"machine: {os.cpu_count()} cores; {args.docs} documents; medians of {args.rounds} alternated rounds")
-for i, b in enumerate(bins):
+for i, (b, c) in enumerate(variants):
     e, f = statistics.median(times[i]["edit"]), statistics.median(times[i]["fresh"])
-    print(f"{b}: edit with the memo {e:.3f} s, fresh-clone edit {f:.3f} s, ratio {f / e:.2f}"
+    on = f" on {c} core{'s' if c > 1 else ''}" if c else ""
+    print(f"{b}{on}: edit with the memo {e:.3f} s, fresh-clone edit {f:.3f} s, ratio {f / e:.2f}"
           f"  (edits {' '.join(f'{x:.3f}' for x in times[i]['edit'])};"
           f" fresh {' '.join(f'{x:.3f}' for x in times[i]['fresh'])})")

@@ -188,7 +188,7 @@ impl Journal {
     /// why, for a warning); the key slots are the memo's, and a failure to write them is an
     /// error.
     pub fn commit<T: serde::Serialize>(
-        mut self,
+        &mut self,
         memo: &Memo,
         slots: impl FnOnce() -> Option<T>,
     ) -> Result<Vec<(PathBuf, String)>, CacheError> {

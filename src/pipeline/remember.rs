@@ -30,6 +30,10 @@ pub(crate) struct Produce<'a> {
 /// Hands the journal what the build produced and commits it (the spill folder of the write is
 /// removed first). A record that cannot be written is a warning (the next build does more
 /// work); the key slots, in the memo, are an error.
+///
+/// The stat index is made on its own thread while the other records and the key slots are
+/// written: it waits (up to 100 ms) for the stats of the files just written to settle, and a
+/// fresh clone's records and slots (every result of the build) fill that wait.
 pub(crate) fn commit(
     opts: &BuildOptions,
     mut journal: Journal,
@@ -42,39 +46,66 @@ pub(crate) fn commit(
         let msg = format!("cannot remove ({e}); the next build removes it");
         warn(diags, progress, shown(&dir, opts), msg);
     }
-    let index = crate::pipeline::statscan::index_after_build(
-        &opts.out_dir,
-        made.lock,
-        made.sources,
-        made.taken,
-    );
-    match index {
-        Ok(index) => journal.take(index),
-        Err(e) => {
-            let file = shown(&journal.path(Record::Stat), opts);
-            warn(
-                diags,
-                progress,
-                file,
-                format!("{e}; {}", Record::Stat.lost()),
-            );
-        }
-    }
-    journal.take(crate::db::used::Kept {
-        read: std::mem::take(&mut exec.used),
-        fresh: std::mem::take(&mut exec.used_fresh),
-        entries: made.kept,
+    let Produce {
+        lock,
+        sources,
+        taken,
+        kept,
+        splice,
+    } = made;
+    let (index, failed) = std::thread::scope(|scope| {
+        let index = scope.spawn(|| {
+            crate::pipeline::statscan::index_after_build(&opts.out_dir, lock, sources, taken)
+        });
+        let failed = commit_records(&mut journal, (memo, exec), lock, kept, splice);
+        (
+            index
+                .join()
+                .expect("the stat index's thread does not panic"),
+            failed,
+        )
     });
-    journal.take(std::mem::take(&mut exec.recipes));
-    if let Some(hash) = made.lock.outputs.get("documents.json") {
-        journal.take(made.splice.kept(hash));
+    for (path, msg) in failed? {
+        warn(diags, progress, shown(&path, opts), msg);
     }
-    let slots = journal.wants_slots(memo, slots_moved(exec.used_missed, exec.looked_up))?;
-    let failed = journal.commit(memo, || slots.then(|| exec.slots()))?;
-    for (path, msg) in failed {
+    let lost = |e: String| {
+        (
+            journal.path(Record::Stat),
+            format!("{e}; {}", Record::Stat.lost()),
+        )
+    };
+    let kept = index.map_err(|e| e.to_string()).and_then(|mut index| {
+        journal
+            .keep_now(&mut index)
+            .map_err(|e| format!("cannot write ({e})"))
+    });
+    if let Err((path, msg)) = kept.map_err(lost) {
         warn(diags, progress, shown(&path, opts), msg);
     }
     Ok(())
+}
+
+/// Every record but the stat index (the results the build used, its recipes, the recipes of
+/// `documents.json`'s entries), then the key slots when they are to be written. Returns the
+/// records that could not be written.
+fn commit_records(
+    journal: &mut Journal,
+    (memo, exec): (&Memo, &mut Executor),
+    lock: &Lock,
+    kept: Vec<Entry>,
+    splice: Splice,
+) -> Result<Vec<(std::path::PathBuf, String)>, BuildError> {
+    journal.take(crate::db::used::Kept {
+        read: std::mem::take(&mut exec.used),
+        fresh: std::mem::take(&mut exec.used_fresh),
+        entries: kept,
+    });
+    journal.take(std::mem::take(&mut exec.recipes));
+    if let Some(hash) = lock.outputs.get("documents.json") {
+        journal.take(splice.kept(hash));
+    }
+    let slots = journal.wants_slots(memo, slots_moved(exec.used_missed, exec.looked_up))?;
+    Ok(journal.commit(memo, || slots.then(|| exec.slots()))?)
 }
 
 /// Whether more than about 1% of the `looked_up` keys moved (the key slots are then rewritten;
