@@ -25,9 +25,14 @@ ap.add_argument("bins", nargs="+")
 args = ap.parse_args()
 here = os.path.dirname(os.path.abspath(__file__))
 work = os.path.abspath(args.work)
-cpus = [int(c) for c in args.cpus.split(",") if c.strip()] or [None]
-if any(c is not None and not 1 <= c <= os.cpu_count() for c in cpus):
-    sys.exit(f"--cpus: each count must be between 1 and {os.cpu_count()} (this machine's cores)")
+try:
+    cpus = [int(c) for c in args.cpus.split(",") if c.strip()] or [None]
+except ValueError:
+    sys.exit(f"--cpus: expected core counts separated by commas, like 1,2 (got {args.cpus!r})")
+# The cores this process may run on (a container may allow fewer than the machine has).
+usable = sorted(os.sched_getaffinity(0))
+if any(c is not None and not 1 <= c <= len(usable) for c in cpus):
+    sys.exit(f"--cpus: each count must be between 1 and {len(usable)} (the cores this process may use)")
 if cpus != [None] and not shutil.which("taskset"):
     sys.exit("--cpus needs `taskset` (util-linux)")
 # One variant per binary and core count, each with its own copies.
@@ -44,7 +49,7 @@ subprocess.run([sys.executable, os.path.join(here, "gen_synth.py"), str(args.doc
 def build(i, kind):
     d = os.path.join(work, names[i], kind)
     c = variants[i][1]
-    pin = ["taskset", "-c", f"0-{c - 1}"] if c else []
+    pin = ["taskset", "-c", ",".join(map(str, usable[:c]))] if c else []
     env = dict(os.environ, RAYON_NUM_THREADS=str(c)) if c else None
     t = time.perf_counter()
     subprocess.run(pin + [bins[i], "build", d + "/corpus", "--out", d + "/out", "--set",
@@ -86,7 +91,7 @@ for r in range(args.rounds):
         forget(i)
         edit(i, "fresh", r * 89 + 13, f"nebula{r} telemetry")
         times[i]["fresh"].append(build(i, "fresh"))
-print(f"machine: {os.cpu_count()} cores; {args.docs} documents; medians of {args.rounds} alternated rounds")
+print(f"machine: {len(usable)} cores; {args.docs} documents; medians of {args.rounds} alternated rounds")
 for i, (b, c) in enumerate(variants):
     e, f = statistics.median(times[i]["edit"]), statistics.median(times[i]["fresh"])
     on = f" on {c} core{'s' if c > 1 else ''}" if c else ""

@@ -284,4 +284,39 @@ fn the_alternating_fresh_clone_benchmark_runs_and_reports_each_binary() {
             assert!(lock.is_file(), "{}", lock.display());
         }
     }
+    // `--cpus 1` (docs/src/benchmarks.md): the binary pinned to one core, named so in its line.
+    let pinned = std::process::Command::new("python3")
+        .arg(repo().join("scripts/bench-fresh-ab.py"))
+        .args(["--docs", "30", "--rounds", "1", "--cpus", "1", "--work"])
+        .arg(tmp.path().join("pinned"))
+        .arg(bin)
+        .output()
+        .expect("python3 runs");
+    let out = String::from_utf8_lossy(&pinned.stdout);
+    assert!(
+        pinned.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&pinned.stderr)
+    );
+    assert!(out.contains(" on 1 core: edit with the memo "), "{out}");
+    let lock = tmp.path().join("pinned/0-c2s-1cpu/fresh/out/c2s.lock");
+    assert!(lock.is_file(), "{}", lock.display());
+    // A count the machine does not have is refused, naming the option and the limit.
+    let too_many = std::process::Command::new("python3")
+        .arg(repo().join("scripts/bench-fresh-ab.py"))
+        .args(["--cpus", "100000", "--work"])
+        .arg(tmp.path().join("none"))
+        .arg(bin)
+        .output()
+        .expect("python3 runs");
+    let err = String::from_utf8_lossy(&too_many.stderr);
+    assert!(!too_many.status.success(), "{err}");
+    assert!(
+        err.contains("--cpus: each count must be between 1 and"),
+        "{err}"
+    );
+    assert!(
+        !tmp.path().join("none").exists(),
+        "nothing is made before the check"
+    );
 }
