@@ -9,8 +9,12 @@ use crate::cmd::{EXIT_OK, EXIT_STALE};
 
 pub fn check_cmd(args: &CheckArgs) -> Result<u8, Error> {
     let target = args.target.resolve()?;
-    let seen =
-        crate::pipeline::freshness::examine(&target.loaded, &target.out_dir, &target.display_base)?;
+    let seen = crate::pipeline::freshness::examine(
+        &target.loaded,
+        &target.out_dir,
+        &target.display_base,
+        false,
+    )?;
     let st = &seen.staleness;
     let out = crate::paths::display(&target.out_dir, &target.display_base);
     let fix = args.target.build_command();

@@ -7,6 +7,7 @@ mod hidden;
 mod ids;
 pub mod include;
 pub mod parsed;
+mod read;
 mod records;
 mod walk;
 
@@ -24,6 +25,8 @@ use crate::error::BuildError;
 use crate::ingest::graph::{Graph, SourceBytes};
 pub use formats::{Format, RawRecord};
 pub use parsed::ParsedCache;
+use read::read_bytes;
+pub use read::{Found, ReadAhead};
 use records::{Location, Scan, add_document};
 use walk::{Candidate, Globs, collect_files};
 
@@ -200,6 +203,8 @@ pub struct Prior<'a> {
     pub walk: Walk,
     pub sources: &'a OnDisk,
     pub parsed: ParsedCache,
+    /// The sources the examination read whole.
+    pub read: ReadAhead,
 }
 
 /// Reads every corpus path into documents through the query graph. Bad input becomes warnings;
@@ -230,17 +235,20 @@ pub fn ingest_with(
 ) -> Result<Corpus, BuildError> {
     // The planted-instruction rules compile while the sources are found and read.
     std::thread::spawn(crate::planted::warm_up);
-    let (walked, known, cache) = match prior {
-        Some(p) => (p.walk, Some(p.sources), Some(p.parsed)),
-        None => (walk(opts)?, None, None),
+    let (walked, known, cache, mut ahead) = match prior {
+        Some(p) => (p.walk, Some(p.sources), Some(p.parsed), p.read),
+        None => (walk(opts)?, None, None, ReadAhead::default()),
     };
     diags.warnings.extend(walked.warnings.warnings);
     let files = walked.files;
     let not_pages = walked.not_pages;
     let supported: Vec<&Candidate> = files.iter().filter(|c| c.format.is_some()).collect();
+    let ahead: Vec<Option<(Vec<u8>, String)>> =
+        supported.iter().map(|c| ahead.remove(&c.display)).collect();
     let loaded: Vec<(Got, (String, Option<Stat>), Diagnostics)> = supported
         .par_iter()
-        .map(|c| {
+        .zip(ahead)
+        .map(|(c, ahead)| {
             let format = c.format.expect("supported");
             let stat = c.stat.as_ref().and_then(|s| s.as_ref().ok());
             let recorded = known.zip(cache.as_ref()).zip(stat).and_then(|((k, p), s)| {
@@ -256,7 +264,7 @@ pub fn ingest_with(
                 );
             }
             let mut d = Diagnostics::default();
-            let (bytes, hash, stat) = read_bytes(c, opts, &mut d);
+            let (bytes, hash, stat) = read_bytes(c, opts, ahead, &mut d);
             let key = (bytes.is_some() && cache.is_some())
                 .then(|| parsed::key(&c.display, format, &hash, opts.max_file_bytes));
             // A PDF or Word file whose bytes the record knows is not extracted again, whatever
@@ -380,35 +388,6 @@ fn files_unsupported(files: &[Candidate]) -> HashMap<String, usize> {
     m
 }
 
-/// Reads one file's bytes (None when too large or unreadable, with a warning) and its manifest hash.
-fn read_bytes(
-    c: &Candidate,
-    opts: &IngestOptions,
-    d: &mut Diagnostics,
-) -> (Option<Vec<u8>>, String, Option<Stat>) {
-    let (content, stat) = load(c, opts);
-    let hash = content.hash();
-    let bytes = match content {
-        Content::Unreadable(e) => {
-            d.warn(&c.display, None, format!("unreadable ({e}); skipped"));
-            None
-        }
-        Content::TooLarge(len) => {
-            d.warn(
-                &c.display,
-                None,
-                format!(
-                    "file is {len} bytes, over corpus.max_file_bytes = {}; skipped (raise the cap to include it)",
-                    opts.max_file_bytes
-                ),
-            );
-            None
-        }
-        Content::Bytes(b) => Some(b),
-    };
-    (bytes, hash, stat)
-}
-
 /// Parses a file's bytes: binary check, UTF-8 decoding (lossy, with a warning), then the format.
 pub fn parse_records(
     format: Format,
@@ -426,75 +405,6 @@ pub fn parse_records(
     let text = decode(bytes.to_vec(), display, d);
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     formats::parse(format, text, display, d)
-}
-
-/// A source file's bytes, or why there are none.
-enum Content {
-    Bytes(Vec<u8>),
-    TooLarge(u64),
-    Unreadable(String),
-}
-
-impl Content {
-    /// The hash recorded in the manifest: of the bytes, or of the reason they were not read.
-    fn hash(&self) -> String {
-        match self {
-            Content::Bytes(b) => crate::hash::content_hash(b),
-            Content::TooLarge(n) => format!("oversize:{n}"),
-            Content::Unreadable(_) => "unreadable".to_string(),
-        }
-    }
-}
-
-/// Reads a candidate, with the stat the walk took before the read (so that a write racing the
-/// read changes the stat the next build sees).
-fn load(c: &Candidate, opts: &IngestOptions) -> (Content, Option<Stat>) {
-    match &c.stat {
-        Some(Ok(s)) => (read_capped(&c.path, s.size, opts), Some(*s)),
-        Some(Err(e)) => (Content::Unreadable(e.clone()), None),
-        None => (Content::Unreadable("not stat'ed".into()), None),
-    }
-}
-
-/// The bytes of the file at `path` of `size` bytes, unless it is over `corpus.max_file_bytes`.
-fn read_capped(path: &Path, size: u64, opts: &IngestOptions) -> Content {
-    if size > opts.max_file_bytes {
-        return Content::TooLarge(size);
-    }
-    match std::fs::read(path) {
-        Ok(b) => Content::Bytes(b),
-        Err(e) => Content::Unreadable(e.to_string()),
-    }
-}
-
-/// A source file the build would read, and its stat (or why there is none), as the walk found
-/// it.
-pub struct Found<'w> {
-    /// The path the manifest records.
-    pub display: &'w str,
-    path: &'w Path,
-    pub stat: Result<Stat, &'w str>,
-}
-
-impl<'w> Found<'w> {
-    /// A file read by an include (listed in the lock), at `path`, shown as `display`.
-    pub fn included(display: &'w str, path: &'w Path, stat: Result<Stat, &'w str>) -> Self {
-        Found {
-            display,
-            path,
-            stat,
-        }
-    }
-
-    /// The hash the manifest records: of the bytes, or of the reason they were not read (as a
-    /// build records it).
-    pub fn hash(&self, opts: &IngestOptions) -> String {
-        match &self.stat {
-            Err(e) => Content::Unreadable(e.to_string()),
-            Ok(s) => read_capped(self.path, s.size, opts),
-        }
-        .hash()
-    }
 }
 
 impl Walk {
@@ -539,3 +449,6 @@ fn decode(bytes: Vec<u8>, file: &str, d: &mut Diagnostics) -> String {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -161,6 +161,9 @@ pub struct Examined {
     /// The walk of the corpus (the build reuses it), and when it began.
     pub walk: Walk,
     pub taken: i64,
+    /// The sources read whole to be hashed, when asked to keep them (a build does not read
+    /// them again).
+    pub read: crate::ingest::ReadAhead,
 }
 
 impl Examined {
@@ -182,8 +185,14 @@ impl Examined {
 
 /// Compares the current sources, config and output files with the manifest, stat first: a
 /// source or output whose stat the index in the cache folder knows is not read (its recorded
-/// hash is compared); the rest are hashed, and the index learns them.
-pub fn examine(loaded: &Loaded, out: &Path, display_base: &Path) -> Result<Examined, BuildError> {
+/// hash is compared); the rest are hashed, and the index learns them. With `keep`, the bytes
+/// of the sources read whole are kept in [`Examined::read`] (for a build, which parses them).
+pub fn examine(
+    loaded: &Loaded,
+    out: &Path,
+    display_base: &Path,
+    keep: bool,
+) -> Result<Examined, BuildError> {
     let cfg = &loaded.config;
     let opts = IngestOptions::from_config(loaded, out, display_base);
     let taken = now_ns();
@@ -208,6 +217,7 @@ pub fn examine(loaded: &Loaded, out: &Path, display_base: &Path) -> Result<Exami
             source_index: Vec::new(),
             walk,
             taken,
+            read: Default::default(),
         });
     };
     // The files includes read: stat'ed beside the walk's (one that is gone is a deleted source).
@@ -234,9 +244,10 @@ pub fn examine(loaded: &Loaded, out: &Path, display_base: &Path) -> Result<Exami
             stat: f.stat.as_ref().ok().copied(),
         })
         .collect();
+    let ahead = std::sync::Mutex::new(crate::ingest::ReadAhead::default());
     let by_path = |p: &str| {
         let i = found.binary_search_by(|f| f.display.cmp(p)).ok()?;
-        Some(found[i].hash(&opts))
+        Some(found[i].hash(&opts, keep.then_some(&ahead)))
     };
     let mut sources = statscan::refresh(&mut index.sources, walked, by_path, true, taken);
     let outputs = statscan::compare_outputs(out, &lock, &mut index, taken)?;
@@ -276,6 +287,7 @@ pub fn examine(loaded: &Loaded, out: &Path, display_base: &Path) -> Result<Exami
         source_index: index.sources,
         walk,
         taken,
+        read: ahead.into_inner().unwrap_or_else(|e| e.into_inner()),
     })
 }
 

@@ -31,6 +31,8 @@ pub(crate) struct Examination {
     /// The corpus as the examination walked it, and when it began.
     pub walk: crate::ingest::Walk,
     pub taken: i64,
+    /// The sources the examination read whole (ingest does not read them again).
+    pub read: crate::ingest::ReadAhead,
 }
 
 /// The make-like shortcut: when `c2s check` would say "fresh", nothing runs at all.
@@ -43,7 +45,7 @@ pub(crate) fn up_to_date(
         return Ok(Shortcut::Stale(None));
     }
     let seen =
-        crate::pipeline::freshness::examine(&opts.loaded, &opts.out_dir, &opts.display_base)?;
+        crate::pipeline::freshness::examine(&opts.loaded, &opts.out_dir, &opts.display_base, true)?;
     let models = backends.lock_models();
     // Stand-ins for rejected answers stay until `--retry-rejected` (which never gets here).
     let usable = |l: &crate::format::lock::Lock| l.models == models;
@@ -56,6 +58,7 @@ pub(crate) fn up_to_date(
                 renamed: seen.staleness.sources_renamed.clone(),
                 walk: seen.walk,
                 taken: seen.taken,
+                read: seen.read,
             }))));
         }
     };

@@ -87,6 +87,7 @@ pub(crate) fn ingest(
                 walk: e.walk,
                 sources: &e.sources,
                 parsed: ingest::ParsedCache::open(&journal.path(Record::Parsed)),
+                read: e.read,
             };
             let mut corpus = ingest::ingest_with(&ingest_opts, graph, diags, Some(prior))?;
             keep_parsed(opts, journal, &mut corpus, diags);
