@@ -37,7 +37,6 @@ if cpus != [None] and not shutil.which("taskset"):
     sys.exit("--cpus needs `taskset` (util-linux)")
 # One variant per binary and core count, each with its own copies.
 variants = [(os.path.abspath(b), c) for b in args.bins for c in cpus]
-bins = [b for b, _ in variants]
 names = [f"{i}-{os.path.basename(b)}" + (f"-{c}cpu" if c else "") for i, (b, c) in enumerate(variants)]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
@@ -52,7 +51,7 @@ def build(i, kind):
     pin = ["taskset", "-c", ",".join(map(str, usable[:c]))] if c else []
     env = dict(os.environ, RAYON_NUM_THREADS=str(c)) if c else None
     t = time.perf_counter()
-    subprocess.run(pin + [bins[i], "build", d + "/corpus", "--out", d + "/out", "--set",
+    subprocess.run(pin + [variants[i][0], "build", d + "/corpus", "--out", d + "/out", "--set",
                     f"cache.path={d}/cache.sqlite", "--set", "tree.structure=cluster", "--quiet"],
                    check=True, stdout=subprocess.DEVNULL, env=env)
     return time.perf_counter() - t
@@ -76,18 +75,18 @@ def edit(i, kind, n, words):
 
 # Two copies per binary, each built cold once: one only ever edited with its memo, one whose
 # memo and records are deleted before each edit (a fresh clone of the committed output).
-for i in range(len(bins)):
+for i in range(len(variants)):
     for kind in ("memo", "fresh"):
         shutil.copytree(corpus, os.path.join(work, names[i], kind, "corpus"))
         build(i, kind)
-times = {i: {"edit": [], "fresh": []} for i in range(len(bins))}
+times = {i: {"edit": [], "fresh": []} for i in range(len(variants))}
 # Each round: every binary's edit with the memo, then every binary's fresh-clone edit, so that a
 # drift of the machine's speed falls on both kinds alike.
 for r in range(args.rounds):
-    for i in range(len(bins)):
+    for i in range(len(variants)):
         edit(i, "memo", r * 97, f"quasar{r} telemetry")
         times[i]["edit"].append(build(i, "memo"))
-    for i in range(len(bins)):
+    for i in range(len(variants)):
         forget(i)
         edit(i, "fresh", r * 89 + 13, f"nebula{r} telemetry")
         times[i]["fresh"].append(build(i, "fresh"))

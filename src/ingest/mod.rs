@@ -235,7 +235,7 @@ pub fn ingest_with(
 ) -> Result<Corpus, BuildError> {
     // The planted-instruction rules compile while the sources are found and read.
     std::thread::spawn(crate::planted::warm_up);
-    let (walked, known, cache, mut ahead) = match prior {
+    let (walked, known, cache, mut read) = match prior {
         Some(p) => (p.walk, Some(p.sources), Some(p.parsed), p.read),
         None => (walk(opts)?, None, None, ReadAhead::default()),
     };
@@ -244,7 +244,7 @@ pub fn ingest_with(
     let not_pages = walked.not_pages;
     let supported: Vec<&Candidate> = files.iter().filter(|c| c.format.is_some()).collect();
     let ahead: Vec<Option<(Vec<u8>, String)>> =
-        supported.iter().map(|c| ahead.remove(&c.display)).collect();
+        supported.iter().map(|c| read.remove(&c.display)).collect();
     let loaded: Vec<(Got, (String, Option<Stat>), Diagnostics)> = supported
         .par_iter()
         .zip(ahead)

@@ -68,19 +68,20 @@ pub(crate) fn commit(
     for (path, msg) in failed? {
         warn(diags, progress, shown(&path, opts), msg);
     }
-    let lost = |e: String| {
-        (
-            journal.path(Record::Stat),
-            format!("{e}; {}", Record::Stat.lost()),
-        )
-    };
+    // Made or written, a stat index that is not kept costs the next build the same.
     let kept = index.map_err(|e| e.to_string()).and_then(|mut index| {
         journal
             .keep_now(&mut index)
             .map_err(|e| format!("cannot write ({e})"))
     });
-    if let Err((path, msg)) = kept.map_err(lost) {
-        warn(diags, progress, shown(&path, opts), msg);
+    if let Err(e) = kept {
+        let file = shown(&journal.path(Record::Stat), opts);
+        warn(
+            diags,
+            progress,
+            file,
+            format!("{e}; {}", Record::Stat.lost()),
+        );
     }
     Ok(())
 }

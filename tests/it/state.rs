@@ -250,25 +250,36 @@ fn an_offline_fresh_clone_vets_by_computing_and_the_next_edit_reuses_what_it_com
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
+/// `scripts/bench-fresh-ab.py` with `args`, its stdout and stderr.
+fn bench_ab(args: &[&std::ffi::OsStr]) -> (bool, String, String) {
+    let o = std::process::Command::new("python3")
+        .arg(repo().join("scripts/bench-fresh-ab.py"))
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (o.status.success(), text(&o.stdout), text(&o.stderr))
+}
+
 #[test]
 fn the_alternating_fresh_clone_benchmark_runs_and_reports_each_binary() {
     // `scripts/bench-fresh-ab.py` (docs/src/benchmarks.md) on a small corpus, the same binary
     // twice: two cold builds each, then an edit with the memo and a fresh-clone edit each.
     let tmp = tempfile::tempdir().unwrap();
-    let bin = env!("CARGO_BIN_EXE_c2s");
-    let o = std::process::Command::new("python3")
-        .arg(repo().join("scripts/bench-fresh-ab.py"))
-        .args(["--docs", "60", "--rounds", "1", "--work"])
-        .arg(tmp.path().join("ab"))
-        .args([bin, bin])
-        .output()
-        .expect("python3 runs");
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "{out}{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let bin = std::ffi::OsStr::new(env!("CARGO_BIN_EXE_c2s"));
+    let os = |s: &'static str| std::ffi::OsStr::new(s);
+    let work = tmp.path().join("ab");
+    let (ok, out, err) = bench_ab(&[
+        os("--docs"),
+        os("60"),
+        os("--rounds"),
+        os("1"),
+        os("--work"),
+        work.as_os_str(),
+        bin,
+        bin,
+    ]);
+    assert!(ok, "{out}{err}");
     let ratios: Vec<f64> = out
         .lines()
         .filter_map(|l| l.split(", ratio ").nth(1))
@@ -278,45 +289,42 @@ fn the_alternating_fresh_clone_benchmark_runs_and_reports_each_binary() {
     assert!(ratios.iter().all(|&r| r > 0.0), "{out}");
     // Each fresh clone started without the memo and its records, and continued the output.
     for i in 0..2 {
-        let d = tmp.path().join("ab").join(format!("{i}-c2s"));
+        let d = work.join(format!("{i}-c2s"));
         for kind in ["memo", "fresh"] {
             let lock = d.join(kind).join("out").join("c2s.lock");
             assert!(lock.is_file(), "{}", lock.display());
         }
     }
     // `--cpus 1` (docs/src/benchmarks.md): the binary pinned to one core, named so in its line.
-    let pinned = std::process::Command::new("python3")
-        .arg(repo().join("scripts/bench-fresh-ab.py"))
-        .args(["--docs", "30", "--rounds", "1", "--cpus", "1", "--work"])
-        .arg(tmp.path().join("pinned"))
-        .arg(bin)
-        .output()
-        .expect("python3 runs");
-    let out = String::from_utf8_lossy(&pinned.stdout);
-    assert!(
-        pinned.status.success(),
-        "{out}{}",
-        String::from_utf8_lossy(&pinned.stderr)
-    );
+    let pinned = tmp.path().join("pinned");
+    let (ok, out, err) = bench_ab(&[
+        os("--docs"),
+        os("30"),
+        os("--rounds"),
+        os("1"),
+        os("--cpus"),
+        os("1"),
+        os("--work"),
+        pinned.as_os_str(),
+        bin,
+    ]);
+    assert!(ok, "{out}{err}");
     assert!(out.contains(" on 1 core: edit with the memo "), "{out}");
-    let lock = tmp.path().join("pinned/0-c2s-1cpu/fresh/out/c2s.lock");
+    let lock = pinned.join("0-c2s-1cpu/fresh/out/c2s.lock");
     assert!(lock.is_file(), "{}", lock.display());
     // A count the machine does not have is refused, naming the option and the limit.
-    let too_many = std::process::Command::new("python3")
-        .arg(repo().join("scripts/bench-fresh-ab.py"))
-        .args(["--cpus", "100000", "--work"])
-        .arg(tmp.path().join("none"))
-        .arg(bin)
-        .output()
-        .expect("python3 runs");
-    let err = String::from_utf8_lossy(&too_many.stderr);
-    assert!(!too_many.status.success(), "{err}");
+    let none = tmp.path().join("none");
+    let (ok, _, err) = bench_ab(&[
+        os("--cpus"),
+        os("100000"),
+        os("--work"),
+        none.as_os_str(),
+        bin,
+    ]);
+    assert!(!ok, "{err}");
     assert!(
         err.contains("--cpus: each count must be between 1 and"),
         "{err}"
     );
-    assert!(
-        !tmp.path().join("none").exists(),
-        "nothing is made before the check"
-    );
+    assert!(!none.exists(), "nothing is made before the check");
 }
