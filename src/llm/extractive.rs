@@ -8,7 +8,7 @@ use super::phrases::{self, Member};
 use super::terms::{doc_phrases, doc_types};
 use super::{Card, CardInput, ClusterInput, Llm, LlmError, Tags};
 use crate::markdown::plain_text;
-use crate::text::{clip_chars, clip_line, clip_words, one_line, sentences};
+use crate::text::{clip_chars, clip_line, clip_words, one_line, sentence_iter};
 
 /// Version of the extractive algorithms; part of the manifest and memo keys.
 pub const EXTRACTIVE_VERSION: &str = "extractive-5";
@@ -285,16 +285,16 @@ fn first_heading(text: &str) -> Option<String> {
 /// or a line of metadata (`DOI:…`, `License:…`), so that a paper's card says what it is about.
 fn card_sentence(plain: &str, title: &str) -> String {
     let title_norm = title.to_lowercase();
-    let all = sentences(plain);
     let not_title = |s: &String| {
         s.split_whitespace().count() >= 4 && s.to_lowercase().trim_end_matches('.') != title_norm
     };
-    all.iter()
+    // Split as far as needed: most documents' first sentences hold one that reads as prose.
+    sentence_iter(plain)
         .take(40)
         .find(|s| not_title(s) && is_prose(s))
-        .or_else(|| all.iter().find(|s| not_title(s)))
-        .or_else(|| all.first())
-        .map(|s| clip_line(s, 25))
+        .or_else(|| sentence_iter(plain).find(|s| not_title(s)))
+        .or_else(|| sentence_iter(plain).next())
+        .map(|s| clip_line(&s, 25))
         .unwrap_or_default()
 }
 

@@ -5,7 +5,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::markdown::plain_text;
-use crate::text::{breaks_phrase, distinctiveness, is_stopword, sentences, word_key_into};
+use crate::text::{breaks_phrase, distinctiveness, is_stopword, word_key_into};
 
 /// A candidate term (1–[`MAX_TERM`] words): where it first occurs (its first word's index in
 /// [`Runs::words`]; the surface forms are joined only for a term that is picked), its count and
@@ -118,11 +118,14 @@ const MAX_TERM: usize = 4;
 /// term.
 type TermKey = [u32; MAX_TERM];
 
-/// All terms of 1..=[`MAX_TERM`] words of the runs of `text` that neither start nor end with a
-/// stopword (each word's key and stopword test made once, each term's weight once: this runs over
-/// every document's text).
+/// All terms of 2..=[`MAX_TERM`] words of the runs of `text` that neither start nor end with a
+/// stopword (a one-word term takes a position, as it always has, but is no phrase); each word's
+/// key and stopword test made once, each term's weight once: this runs over every document's
+/// text.
 fn candidates(text: &Runs) -> FxHashMap<TermKey, Candidate> {
-    let mut out: FxHashMap<TermKey, Candidate> = FxHashMap::default();
+    // About two terms of two or more words start at each word: sized once, never grown.
+    let mut out: FxHashMap<TermKey, Candidate> =
+        FxHashMap::with_capacity_and_hasher(text.words.len() * 2, Default::default());
     let mut pos = 0;
     for run in &text.runs {
         let seg = &text.words[run.clone()];
@@ -142,6 +145,10 @@ fn candidates(text: &Runs) -> FxHashMap<TermKey, Candidate> {
                     continue;
                 }
                 pos += 1;
+                // A one-word term is counted in the positions, but never picked.
+                if n == 1 {
+                    continue;
+                }
                 out.entry(key)
                     .and_modify(|e| e.count += 1)
                     .or_insert_with(|| Candidate {
@@ -206,7 +213,9 @@ fn pick_non_overlapping(
     vocab: &Vocab,
     limit: usize,
 ) -> Vec<String> {
-    scored.sort_by(|a, b| {
+    // No two terms compare equal (their keys differ, and a key holds no space), so an unstable
+    // sort gives the one order.
+    scored.sort_unstable_by(|a, b| {
         b.0.total_cmp(&a.0)
             .then_with(|| key_bytes(a.1, vocab).cmp(key_bytes(b.1, vocab)))
     });
@@ -227,17 +236,20 @@ fn pick_non_overlapping(
 
 /// The 2–4 most distinctive multi-word phrases of one document.
 pub fn doc_phrases(text: &str, limit: usize) -> Vec<String> {
-    let said = sentences(&plain_text(text));
+    let plain = plain_text(text);
     let mut vocab = Vocab::default();
     let mut text = Runs::default();
-    for s in &said {
-        text.add(s, &mut vocab);
+    // Line by line, not sentence by sentence: a run ends at every `.`, `!` and `?` (a sentence
+    // ends at some of them) and at a line's end (as a sentence does), and a run's words are split
+    // at any whitespace, so sentences would give the same runs at the cost of copying the text.
+    for line in plain.split('\n') {
+        text.add(line, &mut vocab);
     }
     let cands = candidates(&text);
     // A term scoring 0 is never picked: it is left out before the sort.
     let scored = cands
         .into_values()
-        .filter(|c| c.words >= 2 && c.weight > 0.0)
+        .filter(|c| c.weight > 0.0)
         .map(|c| {
             let early = 1.0 + 0.5 / (1.0 + c.first_pos as f32 / 200.0);
             let s = c.weight * (1.0 + (c.count as f32).ln()) * early;
@@ -321,6 +333,34 @@ pub fn doc_types(items: &[(String, String)]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The words (as written) of each run of `pieces`.
+    fn runs_of<'s>(pieces: impl Iterator<Item = &'s str>) -> Vec<Vec<&'s str>> {
+        let (mut vocab, mut runs) = (Vocab::default(), Runs::default());
+        for p in pieces {
+            runs.add(p, &mut vocab);
+        }
+        let words = &runs.words;
+        runs.runs
+            .iter()
+            .map(|r| words[r.clone()].iter().map(|w| w.surface).collect())
+            .collect()
+    }
+
+    proptest! {
+        /// [`doc_phrases`] reads a text line by line: the runs are those of its sentences.
+        #[test]
+        fn a_text_has_the_same_runs_by_line_as_by_sentence(
+            text in "[a-zA-Z0-9 .!?:;,'\t\n\u{A0}ÉéÜü-]{0,120}"
+        ) {
+            let said = crate::text::sentences(&text);
+            prop_assert_eq!(
+                runs_of(text.split('\n')),
+                runs_of(said.iter().map(String::as_str))
+            );
+        }
+    }
 
     #[test]
     fn phrases_are_distinctive() {

@@ -4,7 +4,10 @@ use std::sync::OnceLock;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-static BACKGROUND_TSV: &str = include_str!("llm/background_en.tsv");
+mod sentence;
+pub use sentence::{sentence_iter, sentences};
+
+static BACKGROUND_TSV: &str = include_str!("../llm/background_en.tsv");
 
 /// Zipf frequency (log10 per billion words) of an English word; 0 for words not in the table.
 pub fn zipf(word: &str) -> f32 {
@@ -305,54 +308,6 @@ pub fn first_sentence(s: &str) -> &str {
     }
 }
 
-/// Splits plain text into sentences: at `.`/`!`/`?` before a space or a capital, and at blank lines.
-pub fn sentences(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for para in text.split('\n') {
-        let mut start = 0;
-        let mut prev: Option<char> = None;
-        let mut chars = para.char_indices().peekable();
-        while let Some((i, c)) = chars.next() {
-            if matches!(c, '.' | '!' | '?') {
-                let boundary = match chars.peek() {
-                    None => true,
-                    Some(&(_, n)) if n.is_whitespace() => true,
-                    Some(&(_, n)) => n.is_uppercase() && prev.is_some_and(|p| p.is_lowercase()),
-                };
-                if boundary {
-                    let end = i + c.len_utf8();
-                    push_sentence(&mut out, &para[start..end]);
-                    start = end;
-                }
-            }
-            prev = Some(c);
-        }
-        push_sentence(&mut out, &para[start..]);
-    }
-    out
-}
-
-/// The sentence `raw` with its whitespace runs made one space and its ends trimmed, if it holds a
-/// letter or digit.
-fn push_sentence(out: &mut Vec<String>, raw: &str) {
-    let mut s = String::with_capacity(raw.len());
-    let (mut gap, mut word) = (false, false);
-    for c in raw.chars() {
-        if c.is_whitespace() {
-            gap = !s.is_empty();
-            continue;
-        }
-        if std::mem::take(&mut gap) {
-            s.push(' ');
-        }
-        word |= c.is_alphanumeric();
-        s.push(c);
-    }
-    if word {
-        out.push(s);
-    }
-}
-
 /// A crude English stem, so "domains" matches "domain" and "configuring" matches "configure".
 pub fn stem(w: &str) -> String {
     let w = w.to_lowercase();
@@ -527,41 +482,5 @@ mod tests {
         assert_eq!(zipf("qwzxv"), 0.0);
         assert!(distinctiveness("hdmi") > distinctiveness("the"));
         assert!(is_stopword("the") && !is_stopword("payments"));
-    }
-
-    #[test]
-    fn sentence_split_handles_glued_text() {
-        let s = sentences(
-            "Learn more about the policy.Learn more about:\nSecond line here. Third one!",
-        );
-        assert_eq!(
-            s,
-            vec![
-                "Learn more about the policy.",
-                "Learn more about:",
-                "Second line here.",
-                "Third one!"
-            ]
-        );
-    }
-
-    #[test]
-    fn sentence_split_keeps_decimals_and_versions_whole_and_reads_any_script() {
-        // A `.` before a digit or a lowercase letter is no end; one between a lowercase letter
-        // and a capital is (glued text); whitespace runs become one space; a run with no letter
-        // or digit is no sentence; multi-byte letters on either side of the mark count as such.
-        let s =
-            sentences("Version 1.2.3 ships.  It   works!\n...\nÉté fini.Über alles? café.Ça va\t.");
-        assert_eq!(
-            s,
-            vec![
-                "Version 1.2.3 ships.",
-                "It works!",
-                "Été fini.",
-                "Über alles?",
-                "café.",
-                "Ça va .",
-            ]
-        );
     }
 }
