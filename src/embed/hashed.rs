@@ -54,9 +54,13 @@ fn finish(mut h: u64) -> u64 {
 impl Hashed {
     fn embed_one(&self, text: &str) -> Vec<f32> {
         // Keys already hashed, and sorted below: a fast map (the order never shows).
-        let mut tf: FxHashMap<u64, (u32, f32)> = FxHashMap::default();
+        // Sized once for about a word in six bytes, each with its bigram.
+        let words = text.len() / 6 + 1;
+        let mut tf: FxHashMap<u64, (u32, f32)> =
+            FxHashMap::with_capacity_and_hasher(words * 2, Default::default());
         // Each distinct word's weight is looked up once; each word's key is made in one buffer.
-        let mut weights: FxHashMap<String, f32> = FxHashMap::default();
+        let mut weights: FxHashMap<String, f32> =
+            FxHashMap::with_capacity_and_hasher(words, Default::default());
         let mut word = String::new();
         // The previous word's FNV state and weight (a bigram is the two words joined by a space).
         let mut before: Option<(u64, f32)> = None;

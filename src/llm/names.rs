@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::text::{is_apostrophe, sentences, zipf};
+use crate::text::{is_apostrophe, sentence_iter, sentences, zipf};
 use rustc_hash::FxHashMap;
 
 /// How often (Zipf) a word may be and still be a name when it stands alone capitalized.
@@ -50,7 +50,12 @@ struct Usage {
 impl Usage {
     /// The usage in the sentences of the text lines, each as its [`tokens`].
     fn of(sentences: &[Vec<&str>]) -> Usage {
-        let mut u = Usage::default();
+        // Sized once: at most a word for each token.
+        let tokens: usize = sentences.iter().map(Vec::len).sum();
+        let mut u = Usage {
+            capital_inside: FxHashMap::default(),
+            lowercase: FxHashMap::with_capacity_and_hasher(tokens, Default::default()),
+        };
         let mut lower = String::new();
         for toks in sentences {
             for (i, w) in toks.iter().enumerate() {
@@ -125,25 +130,77 @@ fn breaks_token(c: char) -> bool {
         )
 }
 
+/// The pieces of a sentence between [`breaks_token`] characters, as `str::split` gives them
+/// (empty ones too), an ASCII character read as its byte (every word of every leaf member passes
+/// here).
+struct Pieces<'a> {
+    s: &'a str,
+    start: usize,
+    done: bool,
+}
+
+impl<'a> Pieces<'a> {
+    fn of(s: &'a str) -> Pieces<'a> {
+        Pieces {
+            s,
+            start: 0,
+            done: false,
+        }
+    }
+}
+
+impl<'a> Iterator for Pieces<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        if self.done {
+            return None;
+        }
+        let bytes = self.s.as_bytes();
+        let mut i = self.start;
+        while i < bytes.len() {
+            let (c, len) = match bytes[i] {
+                b if b.is_ascii() => (b as char, 1),
+                _ => {
+                    let c = self.s[i..].chars().next().expect("a character starts here");
+                    (c, c.len_utf8())
+                }
+            };
+            if breaks_token(c) {
+                let piece = &self.s[self.start..i];
+                self.start = i + len;
+                return Some(piece);
+            }
+            i += len;
+        }
+        self.done = true;
+        Some(&self.s[self.start..])
+    }
+}
+
 /// Words of a sentence as written, apostrophes kept inside, other punctuation around removed;
 /// `,`/`:`/`(` and the like end a run of capitalized words (an empty token marks the break).
 fn tokens(sentence: &str) -> Vec<&str> {
-    let raws: Vec<&str> = sentence.split(breaks_token).collect();
+    let mut raws = Pieces::of(sentence).peekable();
     let mut out = Vec::new();
-    for (i, raw) in raws.iter().enumerate() {
+    while let Some(raw) = raws.next() {
         let breaks = raw.ends_with([',', ';', ':', '.', '!', '?']);
         let w = raw.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'));
         // A possessive before a common noun is its name ("Quill's speed"); before a capitalized
         // word it is part of a name ("Let's Encrypt").
-        let next_capital = raws
-            .get(i + 1)
-            .and_then(|n| n.chars().next())
-            .is_some_and(char::is_uppercase);
         let w = match w.strip_suffix("'s").or_else(|| w.strip_suffix("’s")) {
-            Some(base) if !next_capital || breaks => base,
+            Some(base)
+                if breaks
+                    || !raws
+                        .peek()
+                        .and_then(|n| n.chars().next())
+                        .is_some_and(char::is_uppercase) =>
+            {
+                base
+            }
             _ => w,
         };
-        let odd = w.chars().filter(|&c| is_apostrophe(c)).count() > 1;
+        let odd = w.contains(is_apostrophe) && w.chars().filter(|&c| is_apostrophe(c)).count() > 1;
         if !w.is_empty() && !odd {
             out.push(w);
         }
@@ -159,6 +216,10 @@ fn tokens(sentence: &str) -> Vec<&str> {
 /// (`PagerDuty`, `macOS`), or letters with digits (`E501`, `p99`, `2FA`), not a plain number
 /// with a unit (`30s`, `5GB`).
 fn named_by_form(w: &str) -> bool {
+    // Most words: lowercase letters alone.
+    if w.bytes().all(|b| b.is_ascii_lowercase()) {
+        return false;
+    }
     let (mut letters, mut upper, mut digits) = (0, 0, 0);
     for c in w.chars() {
         letters += c.is_alphabetic() as usize;
@@ -256,7 +317,7 @@ pub fn of_document(
     limit: usize,
 ) -> Vec<String> {
     // Each line's sentences are split and tokenized once, for the usage and for the names.
-    let said: Vec<String> = lines.iter().flat_map(|l| sentences(l)).collect();
+    let said: Vec<String> = lines.iter().flat_map(|l| sentence_iter(l)).collect();
     let text: Vec<Vec<&str>> = said.iter().map(|s| tokens(s)).collect();
     let usage = Usage::of(&text);
     let mut found: Vec<String> = Vec::new();
@@ -318,6 +379,19 @@ fn rank<'a>(names: impl Iterator<Item = (&'a str, usize)>, limit: usize) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn a_sentence_is_cut_where_str_split_cuts_it(
+            s in "[a-zA-Z0-9 =/|>()\\[\\]{}\"'.,:\t\u{A0}\u{3000}→←“”é日-]{0,60}"
+        ) {
+            prop_assert_eq!(
+                Pieces::of(&s).collect::<Vec<_>>(),
+                s.split(breaks_token).collect::<Vec<_>>()
+            );
+        }
+    }
 
     fn ents(text: &str, code: &[String]) -> Vec<String> {
         let lines: Vec<&str> = text.lines().collect();

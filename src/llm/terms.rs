@@ -237,8 +237,16 @@ fn pick_non_overlapping(
 /// The 2–4 most distinctive multi-word phrases of one document.
 pub fn doc_phrases(text: &str, limit: usize) -> Vec<String> {
     let plain = plain_text(text);
-    let mut vocab = Vocab::default();
-    let mut text = Runs::default();
+    // Sized once for about a word in six bytes.
+    let words = plain.len() / 6 + 1;
+    let mut vocab = Vocab {
+        ids: FxHashMap::with_capacity_and_hasher(words, Default::default()),
+        ..Vocab::default()
+    };
+    let mut text = Runs {
+        words: Vec::with_capacity(words),
+        runs: Vec::new(),
+    };
     // Line by line, not sentence by sentence: a run ends at every `.`, `!` and `?` (a sentence
     // ends at some of them) and at a line's end (as a sentence does), and a run's words are split
     // at any whitespace, so sentences would give the same runs at the cost of copying the text.
