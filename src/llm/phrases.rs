@@ -72,20 +72,24 @@ fn usable(w: &str) -> bool {
 /// marked: that is the verb of a task title ("Adding Product Options"), not its subject.
 fn line_phrases(line: &str, out: &mut BTreeMap<Vec<String>, bool>) {
     for run in runs(line) {
+        // Each word asked once whether it may end a phrase, and whether it may stand inside one.
+        let ends: Vec<bool> = run.iter().map(|w| usable(w)).collect();
+        let inside: Vec<bool> = run
+            .iter()
+            .zip(&ends)
+            .map(|(w, &end)| end || INNER.contains(&w.as_str()))
+            .collect();
         for start in 0..run.len() {
-            if !usable(&run[start]) {
+            if !ends[start] {
                 continue;
             }
             let verb = start == 0 && run.len() > 1 && run[0].ends_with("ing");
             for end in start..run.len().min(start + MAX_WORDS) {
-                let inner_ok = run[start..end]
-                    .iter()
-                    .skip(1)
-                    .all(|w| usable(w) || INNER.contains(&w.as_str()));
+                let inner_ok = inside[start..end].iter().skip(1).all(|&ok| ok);
                 if !inner_ok {
                     break;
                 }
-                if usable(&run[end]) {
+                if ends[end] {
                     let v = out.entry(run[start..=end].to_vec()).or_insert(verb);
                     *v &= verb;
                 }

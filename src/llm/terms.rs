@@ -5,7 +5,9 @@
 use rustc_hash::FxHashMap;
 
 use crate::markdown::plain_text;
-use crate::text::{breaks_phrase, distinctiveness, is_stopword, word_key_into};
+use crate::text::{breaks_phrase, is_function_word, word_key_into, zipf};
+#[cfg(test)]
+use crate::text::{distinctiveness, is_stopword};
 
 /// A candidate term (1–[`MAX_TERM`] words): where it first occurs (its first word's index in
 /// [`Runs::words`]; the surface forms are joined only for a term that is picked), its count and
@@ -61,12 +63,12 @@ impl Vocab {
             None => {
                 let id = self.known.len() as u32;
                 let key = self.key.clone();
-                let stop = is_stopword(&key);
+                let (stop, weight) = stop_and_weight(&key);
                 self.ids.insert(key.clone(), id);
                 self.known.push(Known {
                     stop,
                     inner: INNER_WORDS.contains(&key.as_str()),
-                    weight: if stop { 0.0 } else { distinctiveness(&key) },
+                    weight,
                     key,
                 });
                 id
@@ -83,6 +85,24 @@ impl Vocab {
     }
 }
 
+/// Whether a word key is a stopword, and its distinctiveness (0 for a stopword): what
+/// [`crate::text::is_stopword`] and [`crate::text::distinctiveness`] say, with the background
+/// table read once.
+fn stop_and_weight(key: &str) -> (bool, f32) {
+    let short = key.chars().nth(1).is_none();
+    let digits = key.chars().all(|c| c.is_ascii_digit());
+    if short || digits || is_function_word(key) {
+        return (true, 0.0);
+    }
+    let z = zipf(key);
+    if z >= 6.0 {
+        return (true, 0.0);
+    }
+    // `distinctiveness` of a word of two or more characters, not all digits.
+    let z = if z == 0.0 { 1.5 } else { z };
+    (false, (6.5 - z).clamp(0.0, 5.0))
+}
+
 /// The words of a text in runs between punctuation: one list of words, and each run's range in it.
 #[derive(Default)]
 struct Runs<'s> {
@@ -91,19 +111,52 @@ struct Runs<'s> {
 }
 
 impl<'s> Runs<'s> {
-    /// Adds the runs of `sentence`, each word's key numbered in `vocab`.
-    fn add(&mut self, sentence: &'s str, vocab: &mut Vocab) {
-        for seg in sentence.split(|c: char| breaks_phrase(c) || c == '.') {
-            let start = self.words.len();
-            self.words.extend(
-                seg.split_whitespace()
-                    .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
-                    .filter(|w| !w.is_empty() && w.len() <= 40)
-                    .filter_map(|w| vocab.word(w)),
-            );
-            if self.words.len() > start {
-                self.runs.push(start..self.words.len());
+    /// Adds the runs of `line`, each word's key numbered in `vocab`: a run ends at a
+    /// [`breaks_phrase`] mark or a `.`, its words are split at whitespace and trimmed of what is
+    /// not a letter or digit (read in one pass, an ASCII character as its byte: every word of
+    /// every document passes here).
+    fn add(&mut self, line: &'s str, vocab: &mut Vocab) {
+        let bytes = line.as_bytes();
+        let (mut run, mut word) = (self.words.len(), None::<usize>);
+        let mut i = 0;
+        loop {
+            let (c, len) = match bytes.get(i) {
+                None => ('.', 0),
+                Some(&b) if b.is_ascii() => (b as char, 1),
+                Some(_) => {
+                    let c = line[i..].chars().next().expect("a character starts here");
+                    (c, c.len_utf8())
+                }
+            };
+            let breaks = len == 0 || c == '.' || breaks_phrase(c);
+            if breaks || c.is_whitespace() {
+                if let Some(from) = word.take() {
+                    self.push(&line[from..i], vocab);
+                }
+            } else if word.is_none() {
+                word = Some(i);
             }
+            if breaks {
+                if self.words.len() > run {
+                    self.runs.push(run..self.words.len());
+                }
+                run = self.words.len();
+            }
+            if len == 0 {
+                return;
+            }
+            i += len;
+        }
+    }
+
+    /// Adds the word `raw` (as written between whitespace), if it is one.
+    fn push(&mut self, raw: &'s str, vocab: &mut Vocab) {
+        let w = raw.trim_matches(|c: char| !c.is_alphanumeric());
+        if !w.is_empty()
+            && w.len() <= 40
+            && let Some(word) = vocab.word(w)
+        {
+            self.words.push(word);
         }
     }
 }
@@ -356,7 +409,37 @@ mod tests {
             .collect()
     }
 
+    /// The runs of `line` as first read: split at the marks, then at whitespace.
+    fn runs_by_split(line: &str) -> Vec<Vec<&str>> {
+        line.split(|c: char| breaks_phrase(c) || c == '.')
+            .map(|seg| {
+                seg.split_whitespace()
+                    .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+                    .filter(|w| !w.is_empty() && w.len() <= 40)
+                    .filter(|w| crate::text::word_key(w).is_some())
+                    .collect::<Vec<_>>()
+            })
+            .filter(|r| !r.is_empty())
+            .collect()
+    }
+
     proptest! {
+        #[test]
+        fn a_line_is_read_in_one_pass_as_its_split_reads_it(
+            line in "[a-zA-Z0-9 .,;:!?()\"'’\t\u{0B}\u{A0}\u{2009}\u{3000}—–…éÜ日_-]{0,80}"
+        ) {
+            prop_assert_eq!(runs_of(std::iter::once(line.as_str())), runs_by_split(&line));
+        }
+
+        #[test]
+        fn a_word_is_weighed_as_is_stopword_and_distinctiveness_say(
+            key in "([a-z0-9é]{1,9}|the|of|remote|hdmi|and|qwzxv|2fa|x)"
+        ) {
+            let stop = is_stopword(&key);
+            let weight = if stop { 0.0 } else { distinctiveness(&key) };
+            prop_assert_eq!(stop_and_weight(&key), (stop, weight));
+        }
+
         /// [`doc_phrases`] reads a text line by line: the runs are those of its sentences.
         #[test]
         fn a_text_has_the_same_runs_by_line_as_by_sentence(

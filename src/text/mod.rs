@@ -250,8 +250,13 @@ fn function_words() -> &'static FxHashSet<&'static str> {
 pub fn is_stopword(word: &str) -> bool {
     word.chars().nth(1).is_none()
         || word.chars().all(|c| c.is_ascii_digit())
-        || function_words().contains(word)
+        || is_function_word(word)
         || zipf(word) >= 6.0
+}
+
+/// Whether a lowercase word is one of the built-in function words.
+pub fn is_function_word(word: &str) -> bool {
+    function_words().contains(word)
 }
 
 /// An apostrophe inside a word: the typewriter one or the typographic one (U+2019).
