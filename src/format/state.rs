@@ -293,21 +293,78 @@ pub fn read_results(
     let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8 ({e})"))?;
     for (i, line) in text.lines().enumerate() {
         let at = |what: String| format!("line {}: {what}", i + 1);
-        let v: Value = serde_json::from_str(line).map_err(|e| at(format!("not JSON ({e})")))?;
-        let (key, stage, value) = result(&v).map_err(at)?;
+        // Most lines are as c2s writes them: read without a tree of values (a vector's base64
+        // is not copied); any other line is read as any JSON, which names what is wrong.
+        let read = match serde_json::from_str::<ResultLine>(line) {
+            Ok(r) => parts(Fields {
+                stage: r.stage.as_deref(),
+                key: r.key.as_deref(),
+                json: r.json.as_ref(),
+                f32: r.f32.as_deref(),
+                f32z: r.f32z.as_deref(),
+            }),
+            Err(_) => {
+                let v: Value =
+                    serde_json::from_str(line).map_err(|e| at(format!("not JSON ({e})")))?;
+                result(&v)
+            }
+        };
+        let (key, stage, value) = read.map_err(at)?;
         results.insert(key, (stage, value));
     }
     Ok(())
 }
 
+/// A result line's fields as [`read_results`] reads most lines: strings borrowed where they hold
+/// no escape, `json` kept even when it is `null`. A line with another type in one of these
+/// fields, or one twice, is no `ResultLine` (and is read as a [`Value`]).
+#[derive(Deserialize)]
+struct ResultLine<'a> {
+    #[serde(borrow, default)]
+    stage: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    key: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, deserialize_with = "present")]
+    json: Option<Value>,
+    #[serde(borrow, default)]
+    f32: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    f32z: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// A field that is there, whatever its value (`null` too).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// The fields of a result line (a string field of another type reads as absent).
+struct Fields<'v> {
+    stage: Option<&'v str>,
+    key: Option<&'v str>,
+    json: Option<&'v Value>,
+    f32: Option<&'v str>,
+    f32z: Option<&'v str>,
+}
+
 /// A result line's key, stage and memo bytes.
 fn result(v: &Value) -> Result<(Key, String, Vec<u8>), String> {
     let field = |name: &str| v.get(name).and_then(Value::as_str);
-    let (Some(stage), Some(key)) = (field("stage"), field("key")) else {
+    parts(Fields {
+        stage: field("stage"),
+        key: field("key"),
+        json: v.get("json"),
+        f32: field("f32"),
+        f32z: field("f32z"),
+    })
+}
+
+/// [`result`] of the fields of a line.
+fn parts(f: Fields) -> Result<(Key, String, Vec<u8>), String> {
+    let (Some(stage), Some(key)) = (f.stage, f.key) else {
         return Err("neither a document nor a result".into());
     };
     let key = unhex(key).ok_or_else(|| format!("key {key:?} is not 64 hex digits"))?;
-    let value = match (v.get("json"), field("f32"), field("f32z")) {
+    let value = match (f.json, f.f32, f.f32z) {
         (Some(j), None, None) => serde_json::to_vec(j).expect("a JSON value serializes"),
         (None, Some(b), None) => {
             let bytes = unbase64(b).ok_or("f32 is not base64")?;

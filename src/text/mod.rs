@@ -382,6 +382,14 @@ pub fn clip_line(s: &str, max: usize) -> String {
 
 /// The first `max` characters of `s`, cut at a char boundary.
 pub fn clip_chars(s: &str, max: usize) -> &str {
+    // A text of at most `max` bytes has at most `max` characters; when its first `max` bytes are
+    // ASCII, they are its first `max` characters (no count needed: every head is clipped here).
+    if s.len() <= max {
+        return s;
+    }
+    if s.as_bytes()[..max].is_ascii() {
+        return &s[..max];
+    }
     match s.char_indices().nth(max) {
         Some((i, _)) => &s[..i],
         None => s,
@@ -478,6 +486,19 @@ mod tests {
             ]
         );
         assert_eq!(word_key("“Page’s”").as_deref(), Some("page"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_text_is_clipped_after_its_first_characters(
+            s in "[a-z .é日\u{1F600}]{0,40}", max in 0usize..45
+        ) {
+            let want = match s.char_indices().nth(max) {
+                Some((i, _)) => &s[..i],
+                None => s.as_str(),
+            };
+            proptest::prop_assert_eq!(clip_chars(&s, max), want);
+        }
     }
 
     #[test]

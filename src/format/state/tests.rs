@@ -1,6 +1,6 @@
 //! Tests of the state files: line bytes, shards, reading back.
 
-use super::super::codec::base64;
+use super::super::codec::{base64, sparse};
 use super::*;
 
 /// The state file and every shard in one buffer (as format 1 kept them).
@@ -305,4 +305,41 @@ fn format_1_state_files_are_read_and_newer_ones_refused() {
     let mut into = HashMap::new();
     let e = read_results(b"{\"doc\":\"a\",\"hash\":\"h\"}\n", &mut into).unwrap_err();
     assert!(e.starts_with("line 1:"), "{e}");
+}
+
+#[test]
+fn a_result_line_reads_the_same_through_either_path() {
+    // The borrowed reading of most lines and the JSON-tree reading of the rest agree on every
+    // shape a line can take, odd ones included.
+    let key = "ab".repeat(32);
+    let f32 = base64(&[0u8; 8]);
+    let z = base64(&sparse(&[0u8; 16]).unwrap());
+    let lines = [
+        format!(r#"{{"stage":"card","key":"{key}","json":{{"b":1,"a":[true,null]}}}}"#),
+        format!(r#"{{"stage":"card","key":"{key}","json":null}}"#),
+        format!(r#"{{"stage":"ca\u0072d","key":"{key}","json":"x\"y"}}"#),
+        format!(r#"{{"stage":"embed","key":"{key}","f32":"{f32}"}}"#),
+        format!(r#"{{"stage":"embed","key":"{key}","f32z":"{z}","extra":[1]}}"#),
+        format!(r#"{{"stage":"card","key":"{key}","json":1,"f32":5}}"#),
+        r#"{"stage":"card","key":5,"json":1}"#.to_string(),
+        format!(r#"{{"stage":"card","stage":"label","key":"{key}","json":1}}"#),
+        format!(r#"{{"stage":"card","key":"{key}"}}"#),
+        format!(r#"{{"stage":"embed","key":"{key}","f32":"@@"}}"#),
+        r#"[1,2]"#.to_string(),
+        r#"{"stage":"card","#.to_string(),
+    ];
+    for line in &lines {
+        let mut fast = HashMap::new();
+        let read = read_results(line.as_bytes(), &mut fast);
+        let slow = serde_json::from_str::<Value>(line)
+            .map_err(|e| format!("line 1: not JSON ({e})"))
+            .and_then(|v| result(&v).map_err(|e| format!("line 1: {e}")));
+        match slow {
+            Ok((k, stage, value)) => {
+                assert_eq!(read, Ok(()), "{line}");
+                assert_eq!(fast.get(&k), Some(&(stage, value)), "{line}");
+            }
+            Err(e) => assert_eq!(read, Err(e), "{line}"),
+        }
+    }
 }
