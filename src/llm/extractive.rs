@@ -8,7 +8,7 @@ use super::phrases::{self, Member};
 use super::terms::{doc_phrases, doc_types};
 use super::{Card, CardInput, ClusterInput, Llm, LlmError, Tags};
 use crate::markdown::plain_text;
-use crate::text::{clip_chars, clip_line, clip_words, one_line, sentence_iter};
+use crate::text::{clip_chars, clip_line, clip_words, one_line, sentence_cows};
 
 /// Version of the extractive algorithms; part of the manifest and memo keys.
 pub const EXTRACTIVE_VERSION: &str = "extractive-5";
@@ -285,15 +285,15 @@ fn first_heading(text: &str) -> Option<String> {
 /// or a line of metadata (`DOI:…`, `License:…`), so that a paper's card says what it is about.
 fn card_sentence(plain: &str, title: &str) -> String {
     let title_norm = title.to_lowercase();
-    let not_title = |s: &String| {
+    let not_title = |s: &str| {
         s.split_whitespace().count() >= 4 && s.to_lowercase().trim_end_matches('.') != title_norm
     };
     // Split as far as needed: most documents' first sentences hold one that reads as prose.
-    sentence_iter(plain)
+    sentence_cows(plain)
         .take(40)
         .find(|s| not_title(s) && is_prose(s))
-        .or_else(|| sentence_iter(plain).find(|s| not_title(s)))
-        .or_else(|| sentence_iter(plain).next())
+        .or_else(|| sentence_cows(plain).find(|s| not_title(s)))
+        .or_else(|| sentence_cows(plain).next())
         .map(|s| clip_line(&s, 25))
         .unwrap_or_default()
 }

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::text::{is_apostrophe, sentence_iter, sentences, zipf};
+use crate::text::{is_apostrophe, sentence_cows, sentences, zipf};
 use rustc_hash::FxHashMap;
 
 /// How often (Zipf) a word may be and still be a name when it stands alone capitalized.
@@ -182,7 +182,8 @@ impl<'a> Iterator for Pieces<'a> {
 /// `,`/`:`/`(` and the like end a run of capitalized words (an empty token marks the break).
 fn tokens(sentence: &str) -> Vec<&str> {
     let mut raws = Pieces::of(sentence).peekable();
-    let mut out = Vec::new();
+    // Sized once: a token (or a break) in about every five bytes.
+    let mut out = Vec::with_capacity(sentence.len() / 5 + 2);
     while let Some(raw) = raws.next() {
         let breaks = raw.ends_with([',', ';', ':', '.', '!', '?']);
         let w = raw.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'));
@@ -317,7 +318,7 @@ pub fn of_document(
     limit: usize,
 ) -> Vec<String> {
     // Each line's sentences are split and tokenized once, for the usage and for the names.
-    let said: Vec<String> = lines.iter().flat_map(|l| sentence_iter(l)).collect();
+    let said: Vec<std::borrow::Cow<str>> = lines.iter().flat_map(|l| sentence_cows(l)).collect();
     let text: Vec<Vec<&str>> = said.iter().map(|s| tokens(s)).collect();
     let usage = Usage::of(&text);
     let mut found: Vec<String> = Vec::new();

@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 mod sentence;
-pub use sentence::{sentence_iter, sentences};
+pub use sentence::{sentence_cows, sentences};
 
 static BACKGROUND_TSV: &str = include_str!("../llm/background_en.tsv");
 

@@ -1,13 +1,16 @@
 //! Sentence splitting of plain text: the sentences every offline card, summary, tag and check
 //! reads (on every document of a build, so most text takes a byte-level path).
 
+use std::borrow::Cow;
+
 /// Splits plain text into sentences: at `.`/`!`/`?` before a space or a capital, and at blank lines.
 pub fn sentences(text: &str) -> Vec<String> {
-    sentence_iter(text).collect()
+    sentence_cows(text).map(Cow::into_owned).collect()
 }
 
-/// [`sentences`] one at a time, for a caller that may stop at an early one.
-pub fn sentence_iter(text: &str) -> impl Iterator<Item = String> + '_ {
+/// [`sentences`] one at a time, for a caller that may stop at an early one; a sentence that
+/// needs no tidying is borrowed from `text` (most are).
+pub fn sentence_cows(text: &str) -> impl Iterator<Item = Cow<'_, str>> + '_ {
     text.split('\n').flat_map(Pieces::of).filter_map(tidy)
 }
 
@@ -79,7 +82,7 @@ fn ascii_space(b: u8) -> bool {
 
 /// The piece `raw` with its whitespace runs made one space and its ends trimmed, if it holds a
 /// letter or digit.
-fn tidy(raw: &str) -> Option<String> {
+fn tidy(raw: &str) -> Option<Cow<'_, str>> {
     if raw.is_ascii() {
         return tidy_ascii(raw);
     }
@@ -96,11 +99,11 @@ fn tidy(raw: &str) -> Option<String> {
         word |= c.is_alphanumeric();
         s.push(c);
     }
-    word.then_some(s)
+    word.then_some(Cow::Owned(s))
 }
 
-/// [`tidy`] of ASCII text: copied whole when its only whitespace is single spaces inside it.
-fn tidy_ascii(raw: &str) -> Option<String> {
+/// [`tidy`] of ASCII text: borrowed whole when its only whitespace is single spaces inside it.
+fn tidy_ascii(raw: &str) -> Option<Cow<'_, str>> {
     let bytes = raw.as_bytes();
     let first = bytes.iter().position(|&b| !ascii_space(b))?;
     let last = bytes.iter().rposition(|&b| !ascii_space(b))?;
@@ -116,7 +119,7 @@ fn tidy_ascii(raw: &str) -> Option<String> {
         return None;
     }
     if plain {
-        return Some(s.to_string());
+        return Some(Cow::Borrowed(s));
     }
     let mut out = String::with_capacity(s.len());
     let mut gap = false;
@@ -130,7 +133,7 @@ fn tidy_ascii(raw: &str) -> Option<String> {
         }
         out.push(b as char);
     }
-    Some(out)
+    Some(Cow::Owned(out))
 }
 
 #[cfg(test)]
@@ -198,7 +201,7 @@ mod tests {
         ) {
             prop_assert_eq!(sentences(&text), by_chars(&text));
             // Lazily, the same sentences.
-            prop_assert_eq!(sentence_iter(&text).collect::<Vec<_>>(), by_chars(&text));
+            prop_assert_eq!(sentence_cows(&text).collect::<Vec<_>>(), by_chars(&text));
         }
     }
 
