@@ -133,15 +133,15 @@ fn breaks_token(c: char) -> bool {
 /// The pieces of a sentence between [`breaks_token`] characters, as `str::split` gives them
 /// (empty ones too), an ASCII character read as its byte (every word of every leaf member passes
 /// here).
-struct Pieces<'a> {
+struct Cuts<'a> {
     s: &'a str,
     start: usize,
     done: bool,
 }
 
-impl<'a> Pieces<'a> {
-    fn of(s: &'a str) -> Pieces<'a> {
-        Pieces {
+impl<'a> Cuts<'a> {
+    fn of(s: &'a str) -> Cuts<'a> {
+        Cuts {
             s,
             start: 0,
             done: false,
@@ -149,7 +149,7 @@ impl<'a> Pieces<'a> {
     }
 }
 
-impl<'a> Iterator for Pieces<'a> {
+impl<'a> Iterator for Cuts<'a> {
     type Item = &'a str;
 
     fn next(&mut self) -> Option<&'a str> {
@@ -181,7 +181,7 @@ impl<'a> Iterator for Pieces<'a> {
 /// Words of a sentence as written, apostrophes kept inside, other punctuation around removed;
 /// `,`/`:`/`(` and the like end a run of capitalized words (an empty token marks the break).
 fn tokens(sentence: &str) -> Vec<&str> {
-    let mut raws = Pieces::of(sentence).peekable();
+    let mut raws = Cuts::of(sentence).peekable();
     // Sized once: a token (or a break) in about every five bytes.
     let mut out = Vec::with_capacity(sentence.len() / 5 + 2);
     while let Some(raw) = raws.next() {
@@ -388,7 +388,7 @@ mod tests {
             s in "[a-zA-Z0-9 =/|>()\\[\\]{}\"'.,:\t\u{A0}\u{3000}→←“”é日-]{0,60}"
         ) {
             prop_assert_eq!(
-                Pieces::of(&s).collect::<Vec<_>>(),
+                Cuts::of(&s).collect::<Vec<_>>(),
                 s.split(breaks_token).collect::<Vec<_>>()
             );
         }

@@ -6,8 +6,6 @@ use rustc_hash::FxHashMap;
 
 use crate::markdown::plain_text;
 use crate::text::{breaks_phrase, is_function_word, word_key_into, zipf};
-#[cfg(test)]
-use crate::text::{distinctiveness, is_stopword};
 
 /// A candidate term (1–[`MAX_TERM`] words): where it first occurs (its first word's index in
 /// [`Runs::words`]; the surface forms are joined only for a term that is picked), its count and
@@ -394,6 +392,7 @@ pub fn doc_types(items: &[(String, String)]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::{distinctiveness, is_stopword};
     use proptest::prelude::*;
 
     /// The words (as written) of each run of `pieces`.
