@@ -489,6 +489,12 @@ mod tests {
     }
 
     proptest::proptest! {
+        // Deterministic: the same cases on every run, and no file written on a failure.
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            failure_persistence: None,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(0xc11b),
+            ..proptest::prelude::ProptestConfig::default()
+        })]
         #[test]
         fn a_text_is_clipped_after_its_first_characters(
             s in "[a-z .é日\u{1F600}]{0,40}", max in 0usize..45
