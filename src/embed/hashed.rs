@@ -58,9 +58,8 @@ impl Hashed {
         let words = text.len() / 6 + 1;
         let mut tf: FxHashMap<u64, (u32, f32)> =
             FxHashMap::with_capacity_and_hasher(words * 2, Default::default());
-        // Each distinct word's weight is looked up once; each word's key is made in one buffer.
-        let mut weights: FxHashMap<String, f32> =
-            FxHashMap::with_capacity_and_hasher(words, Default::default());
+        // Each word's key is made in one buffer; its weight is one lookup in the background
+        // table, as cheap as a lookup in a map of the words seen (and nothing to copy).
         let mut word = String::new();
         // The previous word's FNV state and weight (a bigram is the two words joined by a space).
         let mut before: Option<(u64, f32)> = None;
@@ -68,14 +67,7 @@ impl Hashed {
             if !word_key_into(raw, &mut word) {
                 continue;
             }
-            let weight = match weights.get(word.as_str()) {
-                Some(&w) => w,
-                None => {
-                    let w = distinctiveness(&word);
-                    weights.insert(word.clone(), w);
-                    w
-                }
-            };
+            let weight = distinctiveness(&word);
             let h = fnv(FNV_OFFSET, word.as_bytes());
             if let Some((hp, wp)) = before
                 && wp > 0.0
