@@ -5,7 +5,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::markdown::plain_text;
-use crate::text::{breaks_phrase, is_function_word, word_key_into, zipf};
+use crate::text::{breaks_phrase, stop_and_weight, word_key_into};
 
 /// A candidate term (1–[`MAX_TERM`] words): where it first occurs (its first word's index in
 /// [`Runs::words`]; the surface forms are joined only for a term that is picked), its count and
@@ -81,24 +81,6 @@ impl Vocab {
             weight: k.weight,
         })
     }
-}
-
-/// Whether a word key is a stopword, and its distinctiveness (0 for a stopword): what
-/// [`crate::text::is_stopword`] and [`crate::text::distinctiveness`] say, with the background
-/// table read once.
-fn stop_and_weight(key: &str) -> (bool, f32) {
-    let short = key.chars().nth(1).is_none();
-    let digits = key.chars().all(|c| c.is_ascii_digit());
-    if short || digits || is_function_word(key) {
-        return (true, 0.0);
-    }
-    let z = zipf(key);
-    if z >= 6.0 {
-        return (true, 0.0);
-    }
-    // `distinctiveness` of a word of two or more characters, not all digits.
-    let z = if z == 0.0 { 1.5 } else { z };
-    (false, (6.5 - z).clamp(0.0, 5.0))
 }
 
 /// The words of a text in runs between punctuation: one list of words, and each run's range in it.
@@ -392,7 +374,6 @@ pub fn doc_types(items: &[(String, String)]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::text::{distinctiveness, is_stopword};
     use proptest::prelude::*;
 
     /// The words (as written) of each run of `pieces`.
@@ -434,15 +415,6 @@ mod tests {
             line in "[a-zA-Z0-9 .,;:!?()\"'’\t\u{0B}\u{A0}\u{2009}\u{3000}—–…éÜ日_-]{0,80}"
         ) {
             prop_assert_eq!(runs_of(std::iter::once(line.as_str())), runs_by_split(&line));
-        }
-
-        #[test]
-        fn a_word_is_weighed_as_is_stopword_and_distinctiveness_say(
-            key in "([a-z0-9é]{1,9}|the|of|remote|hdmi|and|qwzxv|2fa|x)"
-        ) {
-            let stop = is_stopword(&key);
-            let weight = if stop { 0.0 } else { distinctiveness(&key) };
-            prop_assert_eq!(stop_and_weight(&key), (stop, weight));
         }
 
         /// [`doc_phrases`] reads a text line by line: the runs are those of its sentences.

@@ -35,7 +35,12 @@ pub fn distinctiveness(word: &str) -> f32 {
     if word.chars().count() < 2 {
         return 0.0;
     }
-    let z = zipf(word);
+    weight_of_zipf(zipf(word))
+}
+
+/// The distinctiveness of a word of two or more characters, not all digits, from its Zipf
+/// frequency (an unknown word, 0, counts as rare).
+fn weight_of_zipf(z: f32) -> f32 {
     let z = if z == 0.0 { 1.5 } else { z };
     (6.5 - z).clamp(0.0, 5.0)
 }
@@ -248,15 +253,30 @@ fn function_words() -> &'static FxHashSet<&'static str> {
 
 /// Function words and the most common words, which never start or end a phrase.
 pub fn is_stopword(word: &str) -> bool {
-    word.chars().nth(1).is_none()
-        || word.chars().all(|c| c.is_ascii_digit())
-        || is_function_word(word)
-        || zipf(word) >= 6.0
+    stop_by_form(word) || zipf(word) >= STOP_ZIPF
 }
 
-/// Whether a lowercase word is one of the built-in function words.
-pub fn is_function_word(word: &str) -> bool {
-    function_words().contains(word)
+/// How common (Zipf) a word is that never starts or ends a phrase.
+const STOP_ZIPF: f32 = 6.0;
+
+/// A stopword without the background table: one character, all digits, or a function word.
+fn stop_by_form(word: &str) -> bool {
+    word.chars().nth(1).is_none()
+        || word.chars().all(|c| c.is_ascii_digit())
+        || function_words().contains(word)
+}
+
+/// Whether a word is a stopword, and its distinctiveness (0 for a stopword): [`is_stopword`]
+/// and [`distinctiveness`] with the background table read once (every new word of every card).
+pub fn stop_and_weight(word: &str) -> (bool, f32) {
+    if stop_by_form(word) {
+        return (true, 0.0);
+    }
+    let z = zipf(word);
+    if z >= STOP_ZIPF {
+        return (true, 0.0);
+    }
+    (false, weight_of_zipf(z))
 }
 
 /// An apostrophe inside a word: the typewriter one or the typographic one (U+2019).
@@ -495,6 +515,15 @@ mod tests {
             rng_seed: proptest::test_runner::RngSeed::Fixed(0xc11b),
             ..proptest::prelude::ProptestConfig::default()
         })]
+        #[test]
+        fn a_word_is_weighed_as_is_stopword_and_distinctiveness_say(
+            key in "([a-z0-9é]{1,9}|the|of|remote|hdmi|and|qwzxv|2fa|x)"
+        ) {
+            let stop = is_stopword(&key);
+            let weight = if stop { 0.0 } else { distinctiveness(&key) };
+            proptest::prop_assert_eq!(stop_and_weight(&key), (stop, weight));
+        }
+
         #[test]
         fn a_text_is_clipped_after_its_first_characters(
             s in "[a-z .é日\u{1F600}]{0,40}", max in 0usize..45

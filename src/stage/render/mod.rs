@@ -300,15 +300,6 @@ fn yaml_str(s: &str) -> String {
     serde_json::to_string(&s).expect("strings serialize")
 }
 
-/// `1 document`, `2 documents`.
-fn count(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,9 +4,9 @@
 
 use std::fmt::Write as _;
 
-use super::{Ctx, count, relative, yaml_str};
+use super::{Ctx, relative, yaml_str};
 use crate::llm::Card;
-use crate::text::clip_line;
+use crate::text::{clip_line, plural};
 use crate::tree::Node;
 
 /// Document rows show at most this many words of the one-line and this many phrases, so a
@@ -88,7 +88,7 @@ pub fn nav_file(ctx: &Ctx, node: usize, entity_glob: &str) -> String {
                 s,
                 "- [{}]({link}) — {} — {}",
                 k.folder,
-                count(k.num_documents, "document"),
+                plural(k.num_documents, "document"),
                 clip_line(crate::text::first_sentence(&k.summary), 20)
             );
         }
