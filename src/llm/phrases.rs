@@ -3,7 +3,9 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use crate::text::{distinctiveness, is_stopword, word_key};
+use rustc_hash::FxHashMap;
+
+use crate::text::{distinctiveness, is_stopword, word_key, word_key_into};
 
 /// Words allowed inside a phrase but never at its ends ("terms of service", "import and export").
 const INNER: &[&str] = &["of", "and", "for", "in", "on", "to", "with", "by", "from"];
@@ -67,30 +69,82 @@ fn usable(w: &str) -> bool {
     !is_stopword(w) && !GENERIC.contains(&w) && w.chars().any(char::is_alphabetic)
 }
 
+/// The words of one [`shared`] call, each held once under an id, with what a phrase may do
+/// with it (asked once per word, not once per window).
+#[derive(Default)]
+struct Words {
+    ids: FxHashMap<String, u32>,
+    text: Vec<String>,
+    /// Whether the word may open or end a phrase ([`usable`]).
+    ends: Vec<bool>,
+    /// Whether it may stand inside one (usable, or an [`INNER`] word).
+    inside: Vec<bool>,
+}
+
+impl Words {
+    fn id(&mut self, word: &str) -> u32 {
+        if let Some(&id) = self.ids.get(word) {
+            return id;
+        }
+        let id = self.text.len() as u32;
+        let end = usable(word);
+        self.ends.push(end);
+        self.inside.push(end || INNER.contains(&word));
+        self.text.push(word.to_string());
+        self.ids.insert(word.to_string(), id);
+        id
+    }
+
+    /// The runs of `line` (as [`runs`] cuts them) as word ids, into `out` (cleared first).
+    fn runs_of(&mut self, line: &str, token: &mut String, out: &mut Vec<Vec<u32>>) {
+        out.clear();
+        for seg in
+            line.split(|c: char| crate::text::breaks_phrase(c) || matches!(c, '.' | '“' | '”'))
+        {
+            let mut run = Vec::new();
+            for raw in seg.split_whitespace() {
+                if word_key_into(raw, token) {
+                    run.push(self.id(token));
+                }
+            }
+            if !run.is_empty() {
+                out.push(run);
+            }
+        }
+    }
+}
+
+/// A phrase as the ids of its 1–[`MAX_WORDS`] words, padded with `u32::MAX`.
+type Key = [u32; MAX_WORDS];
+
 /// Phrases of one line: 1–3-word windows of a run that start and end on a usable word and hold
 /// no other function word than [`INNER`] ones. A phrase that opens a run with an -ing word is
 /// marked: that is the verb of a task title ("Adding Product Options"), not its subject.
-fn line_phrases(line: &str, out: &mut BTreeMap<Vec<String>, bool>) {
-    for run in runs(line) {
-        // Each word asked once whether it may end a phrase, and whether it may stand inside one.
-        let ends: Vec<bool> = run.iter().map(|w| usable(w)).collect();
-        let inside: Vec<bool> = run
-            .iter()
-            .zip(&ends)
-            .map(|(w, &end)| end || INNER.contains(&w.as_str()))
-            .collect();
+fn line_phrases(
+    line: &str,
+    words: &mut Words,
+    scratch: &mut Scratch,
+    out: &mut FxHashMap<Key, bool>,
+) {
+    words.runs_of(line, &mut scratch.token, &mut scratch.runs);
+    for run in &scratch.runs {
         for start in 0..run.len() {
-            if !ends[start] {
+            if !words.ends[run[start] as usize] {
                 continue;
             }
-            let verb = start == 0 && run.len() > 1 && run[0].ends_with("ing");
+            let verb = start == 0 && run.len() > 1 && words.text[run[0] as usize].ends_with("ing");
             for end in start..run.len().min(start + MAX_WORDS) {
-                let inner_ok = inside[start..end].iter().skip(1).all(|&ok| ok);
+                let inner_ok = run[start..end]
+                    .iter()
+                    .skip(1)
+                    .all(|&w| words.inside[w as usize]);
                 if !inner_ok {
                     break;
                 }
-                if ends[end] {
-                    let v = out.entry(run[start..=end].to_vec()).or_insert(verb);
+                if words.ends[run[end] as usize] {
+                    let mut key = [u32::MAX; MAX_WORDS];
+                    key[..=end - start].copy_from_slice(&run[start..=end]);
+                    let v = out.entry(key).or_insert(verb);
                     *v &= verb;
                 }
             }
@@ -98,21 +152,30 @@ fn line_phrases(line: &str, out: &mut BTreeMap<Vec<String>, bool>) {
     }
 }
 
+/// Buffers [`line_phrases`] reuses from line to line.
+#[derive(Default)]
+struct Scratch {
+    token: String,
+    runs: Vec<Vec<u32>>,
+}
+
 /// Every phrase the members share (or, for a group of one, its title's), best first: the more
 /// members hold it the better, then the more specific its words, then the longer. Phrases with
 /// a word in `avoid` are left out.
 pub fn shared(members: &[Member], avoid: &HashSet<String>) -> Vec<Phrase> {
+    let (mut words, mut scratch) = (Words::default(), Scratch::default());
     // Per phrase: coverage, holders, and whether it only ever opens a task title.
-    let mut seen: BTreeMap<Vec<String>, (f32, usize, bool)> = BTreeMap::new();
+    let mut seen: FxHashMap<Key, (f32, usize, bool)> = FxHashMap::default();
+    let (mut in_title, mut in_headings) = (FxHashMap::default(), FxHashMap::default());
     for m in members {
-        let mut in_title = BTreeMap::new();
-        line_phrases(m.title, &mut in_title);
-        let mut in_headings = BTreeMap::new();
+        in_title.clear();
+        in_headings.clear();
+        line_phrases(m.title, &mut words, &mut scratch, &mut in_title);
         for h in m.headings {
-            line_phrases(h, &mut in_headings);
+            line_phrases(h, &mut words, &mut scratch, &mut in_headings);
         }
         for (p, &verb) in &in_title {
-            let e = seen.entry(p.clone()).or_insert((0.0, 0, true));
+            let e = seen.entry(*p).or_insert((0.0, 0, true));
             e.0 += 1.0;
             e.1 += 1;
             e.2 &= verb;
@@ -121,36 +184,43 @@ pub fn shared(members: &[Member], avoid: &HashSet<String>) -> Vec<Phrase> {
             .iter()
             .filter(|(p, _)| !in_title.contains_key(*p))
         {
-            let e = seen.entry(p.clone()).or_insert((0.0, 0, true));
+            let e = seen.entry(*p).or_insert((0.0, 0, true));
             e.0 += 0.5;
             e.1 += 1;
             e.2 &= verb;
         }
     }
     let need = members.len().min(2);
+    let avoided: Vec<bool> = words.text.iter().map(|w| avoid.contains(w)).collect();
+    let ids = |key: &Key| {
+        key.iter()
+            .take_while(|&&w| w != u32::MAX)
+            .map(|&w| w as usize)
+            .collect::<Vec<_>>()
+    };
     let mut out: Vec<Phrase> = seen
         .into_iter()
-        .filter(|(words, (_, holders, _))| {
-            *holders >= need && !words.iter().any(|w| avoid.contains(w))
-        })
-        .map(|(words, (coverage, holders, verb))| {
-            let content: Vec<f32> = words
+        .filter(|(key, (_, holders, _))| *holders >= need && !ids(key).iter().any(|&w| avoided[w]))
+        .map(|(key, (coverage, holders, verb))| {
+            let ids = ids(&key);
+            let content: Vec<f32> = ids
                 .iter()
-                .filter(|w| usable(w))
-                .map(|w| distinctiveness(w))
+                .filter(|&&w| words.ends[w])
+                .map(|&w| distinctiveness(&words.text[w]))
                 .collect();
             let specific = content.iter().sum::<f32>() / content.len().max(1) as f32;
             let length = 1.0 + 0.3 * (content.len() as f32 - 1.0).max(0.0);
             let verb = if verb { 0.4 } else { 1.0 };
             Phrase {
                 score: coverage * (1.0 + specific / 5.0) * length * verb,
-                words,
+                words: ids.iter().map(|&w| words.text[w].clone()).collect(),
                 coverage,
                 holders,
             }
         })
         .collect();
-    out.sort_by(|a, b| {
+    // Scores tie often; the words break every tie (no two phrases have the same words).
+    out.sort_unstable_by(|a, b| {
         b.score
             .total_cmp(&a.score)
             .then_with(|| a.words.cmp(&b.words))
@@ -273,6 +343,155 @@ pub fn brand_words<S: AsRef<str>>(texts: impl Iterator<Item = S>) -> Vec<String>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// `line_phrases` as it was before word ids: each window's words copied into a
+    /// `BTreeMap` key (the reference the interned one is checked against).
+    fn line_phrases_by_copy(line: &str, out: &mut BTreeMap<Vec<String>, bool>) {
+        for run in runs(line) {
+            let ends: Vec<bool> = run.iter().map(|w| usable(w)).collect();
+            let inside: Vec<bool> = run
+                .iter()
+                .zip(&ends)
+                .map(|(w, &end)| end || INNER.contains(&w.as_str()))
+                .collect();
+            for start in 0..run.len() {
+                if !ends[start] {
+                    continue;
+                }
+                let verb = start == 0 && run.len() > 1 && run[0].ends_with("ing");
+                for end in start..run.len().min(start + MAX_WORDS) {
+                    if !inside[start..end].iter().skip(1).all(|&ok| ok) {
+                        break;
+                    }
+                    if ends[end] {
+                        let v = out.entry(run[start..=end].to_vec()).or_insert(verb);
+                        *v &= verb;
+                    }
+                }
+            }
+        }
+    }
+
+    /// `shared` as it was before word ids.
+    fn shared_by_copy(members: &[Member], avoid: &HashSet<String>) -> Vec<Phrase> {
+        let mut seen: BTreeMap<Vec<String>, (f32, usize, bool)> = BTreeMap::new();
+        for m in members {
+            let mut in_title = BTreeMap::new();
+            line_phrases_by_copy(m.title, &mut in_title);
+            let mut in_headings = BTreeMap::new();
+            for h in m.headings {
+                line_phrases_by_copy(h, &mut in_headings);
+            }
+            for (p, &verb) in &in_title {
+                let e = seen.entry(p.clone()).or_insert((0.0, 0, true));
+                e.0 += 1.0;
+                e.1 += 1;
+                e.2 &= verb;
+            }
+            for (p, &verb) in in_headings
+                .iter()
+                .filter(|(p, _)| !in_title.contains_key(*p))
+            {
+                let e = seen.entry(p.clone()).or_insert((0.0, 0, true));
+                e.0 += 0.5;
+                e.1 += 1;
+                e.2 &= verb;
+            }
+        }
+        let need = members.len().min(2);
+        let mut out: Vec<Phrase> = seen
+            .into_iter()
+            .filter(|(words, (_, holders, _))| {
+                *holders >= need && !words.iter().any(|w| avoid.contains(w))
+            })
+            .map(|(words, (coverage, holders, verb))| {
+                let content: Vec<f32> = words
+                    .iter()
+                    .filter(|w| usable(w))
+                    .map(|w| distinctiveness(w))
+                    .collect();
+                let specific = content.iter().sum::<f32>() / content.len().max(1) as f32;
+                let length = 1.0 + 0.3 * (content.len() as f32 - 1.0).max(0.0);
+                let verb = if verb { 0.4 } else { 1.0 };
+                Phrase {
+                    score: coverage * (1.0 + specific / 5.0) * length * verb,
+                    words,
+                    coverage,
+                    holders,
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.words.cmp(&b.words))
+        });
+        out
+    }
+
+    /// A title or heading of words a label meets: stopwords, inner and generic words, -ing
+    /// verbs, possessives, numbers, and the marks that cut runs.
+    fn line() -> impl Strategy<Value = String> {
+        let word = prop::sample::select(vec![
+            "Adding",
+            "setting",
+            "product",
+            "options",
+            "of",
+            "and",
+            "the",
+            "for",
+            "Guide",
+            "FAQ",
+            "Ruff's",
+            "ruff",
+            "formatter",
+            "2FA",
+            "v2",
+            "API",
+            "keys",
+            "to",
+            "in",
+            "billing",
+            "Billing",
+            ":",
+            ",",
+            ".",
+            "“quoted”",
+            "(x)",
+            "Café",
+            "naïve",
+            "-",
+        ]);
+        prop::collection::vec(word, 0..9).prop_map(|w| w.join(" "))
+    }
+
+    proptest! {
+        // Fixed seed, no failure file: deterministic, and nothing written into src/.
+        #![proptest_config(ProptestConfig {
+            failure_persistence: None,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(0x5a2e),
+            ..ProptestConfig::default()
+        })]
+
+        /// Phrases keyed by word ids are the phrases keyed by copied words: the same words,
+        /// coverage, holders and scores, in the same order.
+        #[test]
+        fn word_ids_give_the_phrases_copies_gave(
+            titles in prop::collection::vec(line(), 1..6),
+            headings in prop::collection::vec(prop::collection::vec(line(), 0..3), 6),
+            avoid in prop::collection::hash_set(prop::sample::select(vec!["product", "ruff", "keys", "zzz"]), 0..2),
+        ) {
+            let avoid: HashSet<String> = avoid.into_iter().map(String::from).collect();
+            let m: Vec<Member> = titles
+                .iter()
+                .zip(&headings)
+                .map(|(t, h)| Member { title: t, headings: h })
+                .collect();
+            prop_assert_eq!(shared(&m, &avoid), shared_by_copy(&m, &avoid));
+        }
+    }
 
     fn common_words(groups: &[Vec<Member>]) -> Vec<String> {
         let held: Vec<Vec<String>> = groups.iter().map(|g| held_words(g)).collect();

@@ -1,6 +1,8 @@
 //! Raw HTML inside Markdown: which tags are markup (removed, their text kept), which elements
 //! hide their content (scripts, styles), and character references.
 
+use std::borrow::Cow;
+
 use super::{fence_open, find_ticks, is_fence_close};
 
 /// HTML elements whose tags are removed from text (their content stays). Anything else between
@@ -117,7 +119,15 @@ const BREAKS: &[&str] = &[
 /// (their text stays; a block element's end becomes a space), scripts and styles dropped. Every
 /// word of the text is kept, and every line stays on its line number.
 pub fn without_html_tags(md: &str) -> String {
-    let md = without_hidden_html(md);
+    // Without a `<` there is no tag, hidden element or anything else to take out.
+    if memchr::memchr(b'<', md.as_bytes()).is_none() {
+        return md.to_string();
+    }
+    strip_lines(&without_hidden_html(md))
+}
+
+/// [`without_html_tags`] of a text without hidden elements, line by line.
+fn strip_lines(md: &str) -> String {
     let mut out = String::with_capacity(md.len());
     let mut fence: Option<(char, usize)> = None;
     for line in md.split_inclusive('\n') {
@@ -181,7 +191,17 @@ fn tag_name(inner: &str) -> Option<String> {
 
 /// `line` with known HTML tags removed outside code spans (a closing block tag, `<br>` and
 /// `<hr>` become a space).
-fn strip_tags_outside_code(line: &str) -> String {
+fn strip_tags_outside_code(line: &str) -> Cow<'_, str> {
+    // Without a `<` there is no tag: the line comes out as it went in.
+    if memchr::memchr(b'<', line.as_bytes()).is_none() {
+        Cow::Borrowed(line)
+    } else {
+        Cow::Owned(strip_tags(line))
+    }
+}
+
+/// [`strip_tags_outside_code`] read character by character.
+fn strip_tags(line: &str) -> String {
     let chars: Vec<char> = line.chars().collect();
     let mut out = String::with_capacity(line.len());
     let mut i = 0;
@@ -221,10 +241,14 @@ fn strip_tags_outside_code(line: &str) -> String {
 
 /// `<script>…</script>` and the like removed, with what they hold, and `<!-- comments -->`
 /// kept (a comment is text the author wrote; `planted` keeps it out of navigation text).
-pub(super) fn without_hidden_html(md: &str) -> String {
+pub(super) fn without_hidden_html(md: &str) -> Cow<'_, str> {
+    // No element opens without a `<` (most texts have none).
+    if memchr::memchr(b'<', md.as_bytes()).is_none() {
+        return Cow::Borrowed(md);
+    }
     let lower = md.to_ascii_lowercase();
     if !HIDDEN.iter().any(|h| lower.contains(&format!("<{h}"))) {
-        return md.to_string();
+        return Cow::Borrowed(md);
     }
     let mut out = String::with_capacity(md.len());
     let mut pos = 0;
@@ -254,7 +278,7 @@ pub(super) fn without_hidden_html(md: &str) -> String {
         // The lines it held stay as empty lines, so line numbers still point into the source.
         out.extend(std::iter::repeat_n('\n', md[at..pos].matches('\n').count()));
     }
-    out
+    Cow::Owned(out)
 }
 
 /// The common named and numeric character references.
@@ -309,4 +333,49 @@ fn entity(name: &str) -> Option<char> {
             char::from_u32(code)?
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        // Fixed seed, no failure file: the tests stay deterministic and write nothing to src/.
+        #![proptest_config(ProptestConfig {
+            failure_persistence: None,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(0x7a65),
+            ..ProptestConfig::default()
+        })]
+
+        /// The shortcut for a line without `<` (it comes out as it went in) is what the
+        /// character-by-character reading gives: code spans, entities, markup and blank lines
+        /// included.
+        #[test]
+        fn a_line_without_a_tag_opening_comes_out_unchanged(
+            line in "[a-z `>/&;*_#\\[\\]()|\t é—]{0,40}\n?"
+        ) {
+            prop_assert_eq!(strip_tags(&line), line.clone());
+            prop_assert_eq!(strip_tags_outside_code(&line), line.as_str());
+        }
+
+        /// The same for a whole text, fenced code included.
+        #[test]
+        fn a_text_without_a_tag_opening_comes_out_unchanged(
+            text in "([a-z `>/&;*_#\\[\\]()|\t é—]{0,30}\n){0,8}(```\n)?[a-z ]{0,10}"
+        ) {
+            prop_assert_eq!(strip_lines(&text), text.clone());
+            prop_assert_eq!(without_html_tags(&text), text.clone());
+            prop_assert_eq!(without_hidden_html(&text), text.as_str());
+        }
+    }
+
+    #[test]
+    fn lines_with_tags_still_lose_them() {
+        assert_eq!(
+            strip_tags_outside_code("a <b>bold</b> `<i>`\n"),
+            "a bold `<i>`\n"
+        );
+        assert_eq!(strip_tags_outside_code("<div>\n"), "\n");
+    }
 }
