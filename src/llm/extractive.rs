@@ -5,9 +5,9 @@ use std::collections::HashSet;
 
 use super::names;
 use super::phrases::{self, Member};
-use super::terms::{doc_phrases, doc_types};
+use super::terms::{doc_phrases, doc_types, plain_phrases};
 use super::{Card, CardInput, ClusterInput, Llm, LlmError, Tags};
-use crate::markdown::plain_text;
+use crate::markdown::{plain_text, plain_with_line};
 use crate::text::{clip_chars, clip_line, clip_words, one_line, sentence_cows};
 
 /// Version of the extractive algorithms; part of the manifest and memo keys.
@@ -45,7 +45,13 @@ impl Llm for Extractive {
             Some(d) => clip_line(&one_line(d), 25),
             None => card_sentence(&plain, &title),
         };
-        let phrases = doc_phrases(&format!("{title}.\n{head}"), 4);
+        // The title as a sentence of its own, then the text: parsed once when the title cannot
+        // change how the text reads.
+        let titled = format!("{title}.");
+        let phrases = match plain_with_line(&titled, head, &plain) {
+            Some(p) => plain_phrases(&p, 4),
+            None => doc_phrases(&format!("{titled}\n{head}"), 4),
+        };
         Ok(Card {
             title,
             one_line: one_line_text,

@@ -1,8 +1,6 @@
 //! Entity tags for the extractive backend: the names a reader would grep for (products,
 //! features, settings, commands, error codes, acronyms), never capitalized common words.
 
-use std::collections::HashMap;
-
 use crate::text::{is_apostrophe, sentence_cows, sentences, zipf};
 use rustc_hash::FxHashMap;
 
@@ -354,11 +352,14 @@ pub fn entities(members: &[&[String]], limit: usize) -> Vec<String> {
 /// Names by how often they come (one spelling per name: the most used, then the first), most
 /// first, then in order of first appearance.
 fn rank<'a>(names: impl Iterator<Item = (&'a str, usize)>, limit: usize) -> Vec<String> {
-    let mut seen: HashMap<String, (usize, usize, HashMap<&'a str, usize>)> = HashMap::new();
+    // Read in no order of theirs: the order is fixed by the sort (`first` differs per name) and
+    // a name's spelling by its count, then its text.
+    let mut seen: FxHashMap<String, (usize, usize, FxHashMap<&'a str, usize>)> =
+        FxHashMap::default();
     for (order, (name, n)) in names.enumerate() {
         let e = seen
             .entry(name.to_lowercase())
-            .or_insert_with(|| (0, order, HashMap::new()));
+            .or_insert_with(|| (0, order, FxHashMap::default()));
         e.0 += n;
         *e.2.entry(name).or_default() += n;
     }

@@ -269,7 +269,11 @@ fn pick_non_overlapping(
 
 /// The 2–4 most distinctive multi-word phrases of one document.
 pub fn doc_phrases(text: &str, limit: usize) -> Vec<String> {
-    let plain = plain_text(text);
+    plain_phrases(&plain_text(text), limit)
+}
+
+/// [`doc_phrases`] of a document's plain text.
+pub fn plain_phrases(plain: &str, limit: usize) -> Vec<String> {
     // Sized once for about a word in six bytes.
     let words = plain.len() / 6 + 1;
     let mut vocab = Vocab {

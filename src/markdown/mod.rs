@@ -27,6 +27,23 @@ pub fn plain_text(md: &str) -> String {
     plain_of(&blocks(md))
 }
 
+/// The plain text of `{line}\n{md}`, given `plain`, the plain text of `md`, without parsing `md`
+/// again: when `md` opens with an ATX heading (which ends any paragraph `line` starts) and
+/// `line` holds nothing that reaches past its own line (an HTML block, a fence, a link
+/// reference or footnote, a comment). `None` otherwise: then parse the whole text.
+pub fn plain_with_line(line: &str, md: &str, plain: &str) -> Option<String> {
+    let opens_heading = {
+        let hashes = md.bytes().take_while(|&b| b == b'#').count();
+        (1..=6).contains(&hashes)
+            && matches!(
+                md.as_bytes().get(hashes),
+                None | Some(b' ' | b'\t' | b'\n' | b'\r')
+            )
+    };
+    let stays_on_its_line = !line.contains(['<', '[', '`', '~', '\n', '\r']);
+    (opens_heading && stays_on_its_line).then(|| plain_text(line) + plain)
+}
+
 /// The plain text of parsed blocks (headings and text; code left out).
 pub fn plain_of(blocks: &[Block]) -> String {
     let mut out = String::new();
@@ -72,6 +89,77 @@ pub(super) fn find_ticks(chars: &[char], from: usize, n: usize) -> Option<usize>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// A line of Markdown of the kinds that could reach past a line or change how the lines
+    /// after it read: lists, quotes, fences, HTML, tables, link references, footnotes, setext
+    /// underlines, indented code, emphasis and code spans.
+    fn md_line() -> impl Strategy<Value = String> {
+        prop::sample::select(vec![
+            "",
+            "# Heading",
+            "## Sub *em*",
+            "plain words here.",
+            "- item",
+            "2. item",
+            "> quote",
+            "```",
+            "~~~",
+            "    indented code",
+            "<div>",
+            "<!-- note",
+            "-->",
+            "| a | b |",
+            "|---|---|",
+            "[ref]: https://x.example",
+            "[^1]: note",
+            "see [ref] and [^1]",
+            "===",
+            "---",
+            "*open",
+            "`tick",
+            "term",
+            ": definition",
+            "<script>",
+            "</script>",
+            "text <b>bold</b> end",
+            "&amp; &nbsp;",
+        ])
+        .prop_map(String::from)
+    }
+
+    proptest! {
+        // Fixed seed, no failure file: deterministic, and nothing written into src/.
+        #![proptest_config(ProptestConfig {
+            failure_persistence: None,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(0x71e),
+            cases: 1024,
+            ..ProptestConfig::default()
+        })]
+
+        /// Where `plain_with_line` answers, its answer is the plain text of the whole.
+        #[test]
+        fn a_line_before_a_heading_reads_as_its_own_block(
+            line in prop_oneof![
+                "[a-zA-Z0-9 #*_>|:.\\-=!&;()'\"]{0,24}",
+                "[a-zA-Z0-9 #*_>|:.\\-=!&;()'\"<\\[\\]`~]{0,24}",
+                // Lines that do reach past themselves, or read differently with the lines after.
+                prop::sample::select(vec![
+                    "<div>", "<details> x", "<!-- c", "```", "~~~ rust", "[^1]", "see [ref]",
+                    "[ref]: /u", "`code", "- item", "> quote", "    code",
+                ])
+                .prop_map(String::from),
+            ],
+            first in "#{0,7}[ \tx]?[a-z ]{0,8}",
+            rest in prop::collection::vec(md_line(), 0..6),
+        ) {
+            let md = std::iter::once(first).chain(rest).collect::<Vec<_>>().join("\n");
+            let titled = format!("{line}.");
+            if let Some(p) = plain_with_line(&titled, &md, &plain_text(&md)) {
+                prop_assert_eq!(p, plain_text(&format!("{titled}\n{md}")));
+            }
+        }
+    }
 
     fn text(md: &str) -> String {
         plain_text(md)

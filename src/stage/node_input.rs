@@ -21,8 +21,16 @@ pub const LEAF_CHARS: usize = 600;
 pub const PARENT_ITEMS: usize = 20;
 pub const PARENT_CHARS: usize = 300;
 
-/// The summarizer input of a node: central members (leaf) or largest children (higher).
-pub fn cluster_input(tree: &Tree, node: usize, docs: &[Document], cards: &[Card]) -> ClusterInput {
+/// The summarizer input of a node: central members (leaf) or largest children (higher). With
+/// `names`, a leaf's members carry their names too (which only the extractive tags read, see
+/// [`member_names`]): found from the same parse of each member's text as its excerpt.
+pub fn cluster_input(
+    tree: &Tree,
+    node: usize,
+    docs: &[Document],
+    cards: &[Card],
+    names: bool,
+) -> ClusterInput {
     let n = &tree.nodes[node];
     if n.level == 1 {
         let items = n
@@ -32,13 +40,17 @@ pub fn cluster_input(tree: &Tree, node: usize, docs: &[Document], cards: &[Card]
             .map(|&d| {
                 let head = clip_chars(docs[d].nav_text(), LEAF_CHARS * 4);
                 let blocks = crate::markdown::blocks(head);
+                let title = &cards[d].title;
+                let headings = headings(&blocks, title);
+                let names = if names {
+                    member_names(title, &headings, head, &blocks)
+                } else {
+                    Vec::new()
+                };
                 ClusterItem {
-                    title: cards[d].title.clone(),
-                    text: clip_chars(&excerpt(&blocks, &cards[d].title), LEAF_CHARS).to_string(),
-                    marks: Marks {
-                        headings: headings(&blocks, &cards[d].title),
-                        names: Vec::new(),
-                    },
+                    title: title.clone(),
+                    text: clip_chars(&excerpt(&blocks, title), LEAF_CHARS).to_string(),
+                    marks: Marks { headings, names },
                 }
             })
             .collect();
@@ -71,6 +83,23 @@ pub fn cluster_input(tree: &Tree, node: usize, docs: &[Document], cards: &[Card]
         items,
         avoid: Vec::new(),
     }
+}
+
+/// The names of a leaf member (at most [`MARKS`]): from its card title, its headings, the text
+/// lines of `blocks` (the parse of `head`, the start of its navigation text) and the code spans
+/// of `head`. They follow from the member's title and text, which the input's key holds (see
+/// [`input_hash`]).
+fn member_names(title: &str, headings: &[String], head: &str, blocks: &[Block]) -> Vec<String> {
+    let lines: Vec<&str> = blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Text(t) => Some(t.lines()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let code = crate::markdown::code_spans(head);
+    crate::llm::names::of_document(title, headings, &lines, &code, MARKS)
 }
 
 /// Headings of a document's text (not its title), at most [`MARKS`].
@@ -120,7 +149,7 @@ fn excerpt(blocks: &[Block], title: &str) -> String {
 pub const MARKS: usize = 12;
 
 /// The hash of a cluster input; with `marks`, the members' headings and the content hashes of
-/// the documents (`members`) whose names [`with_names`] finds.
+/// the documents (`members`) whose names [`member_names`] finds.
 pub fn input_hash(input: &ClusterInput, marks: bool, members: &[&str]) -> String {
     let mut h = blake3::Hasher::new();
     h.update(if input.leaf { b"leaf" } else { b"node" });
@@ -195,6 +224,8 @@ pub struct NodeInput {
     /// The words that a quarter of its members hold (see [`phrases::held_words`]), for the
     /// extractive labeller's level-wide [`phrases::common_of`]; empty for other backends.
     pub held: Vec<String>,
+    /// Whether the backend reads the members' marks: then a leaf's input carries their names.
+    marks: bool,
     input: OnceLock<ClusterInput>,
 }
 
@@ -203,7 +234,8 @@ impl NodeInput {
     /// was recalled by recipe); see [`NodeInput::set_avoid`] for one made already.
     pub fn input(&self, from: Sources, avoid: &[String]) -> &ClusterInput {
         self.input.get_or_init(|| {
-            let mut input = cluster_input(from.tree, self.node, from.docs, from.cards);
+            let (tree, docs, cards) = (from.tree, from.docs, from.cards);
+            let mut input = cluster_input(tree, self.node, docs, cards, self.marks);
             input.avoid = avoid.to_vec();
             input
         })
@@ -254,11 +286,12 @@ fn node_input(
             hash,
             chars,
             held,
+            marks: reads_marks,
             input: OnceLock::new(),
         };
         return (input, Some((recipe, Kept::Recorded)));
     }
-    let input = cluster_input(tree, node, docs, cards);
+    let input = cluster_input(tree, node, docs, cards, reads_marks);
     let members: Vec<&str> = if input.leaf {
         tree.nodes[node].docs[..input.items.len()]
             .iter()
@@ -287,6 +320,7 @@ fn node_input(
         hash,
         chars,
         held,
+        marks: reads_marks,
         input: OnceLock::from(input),
     };
     (input, entry)

@@ -9,9 +9,8 @@ use crate::error::BuildError;
 use crate::ingest::Document;
 use crate::llm::phrases;
 use crate::llm::{Card, ClusterInput, Extractive, Llm, LlmError, Stored};
-use crate::markdown::Block;
 use crate::stage::fallback::{Item, or_fallback};
-use crate::stage::node_input::{LEAF_CHARS, MARKS, NodeInput, Sources, node_inputs};
+use crate::stage::node_input::{NodeInput, Sources, cluster_input, node_inputs};
 use crate::text::clip_chars;
 use crate::tree::Tags;
 use crate::tree::Tree;
@@ -19,29 +18,14 @@ use crate::tree::Tree;
 /// Version of the summary/label/tags key layout.
 pub const SUMMARY_VERSION: u32 = 1;
 
-/// `input` (of leaf `node`, from [`crate::stage::node_input::cluster_input`]) with its members' names (at most [`MARKS`]
-/// each), which only the extractive tags read. Found only where a result is computed: they
-/// follow from the members' titles and texts, which the key holds (see [`crate::stage::node_input::input_hash`]).
-fn with_names(input: &ClusterInput, tree: &Tree, node: usize, docs: &[Document]) -> ClusterInput {
-    let mut out = input.clone();
+/// `input` (of `node`, without names: its backend does not read marks) with a leaf's members'
+/// names, for the extractive tags a model's failed answer falls back to.
+fn with_names(input: &ClusterInput, from: Sources, node: usize) -> ClusterInput {
     if !input.leaf {
-        return out;
+        return input.clone();
     }
-    for (item, &d) in out.items.iter_mut().zip(&tree.nodes[node].docs) {
-        let head = clip_chars(docs[d].nav_text(), LEAF_CHARS * 4);
-        let blocks = crate::markdown::blocks(head);
-        let lines: Vec<&str> = blocks
-            .iter()
-            .filter_map(|b| match b {
-                Block::Text(t) => Some(t.lines()),
-                _ => None,
-            })
-            .flatten()
-            .collect();
-        let code = crate::markdown::code_spans(head);
-        item.marks.names =
-            crate::llm::names::of_document(&item.title, &item.marks.headings, &lines, &code, MARKS);
-    }
+    let mut out = cluster_input(from.tree, node, from.docs, from.cards, true);
+    out.avoid = input.avoid.clone();
     out
 }
 
@@ -168,28 +152,26 @@ pub fn summarize_nodes(
         },
         |x| {
             let input = x.input(from, &avoid);
-            // Names only where they are read: the extractive tags, or a model's fallback to them.
-            let full = || with_names(input, shared, x.node, docs);
-            let tags = if reads_marks {
-                llm.tags(&full())
-            } else {
-                llm.tags(input)
-            };
-            or_extractive("tags", &x.subject, &sink, tags, || Extractive.tags(&full()))
+            // Names only where they are read: the extractive tags (a leaf's input then carries
+            // them), or a model's fallback to them.
+            let tags = llm.tags(input);
+            or_extractive("tags", &x.subject, &sink, tags, || {
+                if reads_marks {
+                    Extractive.tags(input)
+                } else {
+                    Extractive.tags(&with_names(input, from, x.node))
+                }
+            })
         },
         |x, t| {
             if reads_marks {
                 return Vet::Recompute;
             }
             let input = x.input(from, &avoid);
-            Vet::from(llm.check_stored(Stored::Tags(input, &t.value.0))).or_stand_in(
-                &t.value.0,
-                || {
-                    Extractive
-                        .tags(&with_names(input, shared, x.node, docs))
-                        .ok()
-                },
-            )
+            Vet::from(llm.check_stored(Stored::Tags(input, &t.value.0)))
+                .or_stand_in(&t.value.0, || {
+                    Extractive.tags(&with_names(input, from, x.node)).ok()
+                })
         },
     );
     let (summaries, leaf_tags) = match (summaries, leaf_tags) {

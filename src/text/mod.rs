@@ -29,10 +29,12 @@ pub fn zipf(word: &str) -> f32 {
 
 /// How much a lowercase word says about a topic: high for rare words, ~0 for function words.
 pub fn distinctiveness(word: &str) -> f32 {
-    if word.chars().all(|c| c.is_ascii_digit()) {
+    // Byte-wise: a character of more than one byte is never an ASCII digit.
+    if word.bytes().all(|b| b.is_ascii_digit()) {
         return 0.3;
     }
-    if word.chars().count() < 2 {
+    // Fewer than two characters.
+    if word.chars().nth(1).is_none() {
         return 0.0;
     }
     weight_of_zipf(zipf(word))
@@ -262,7 +264,7 @@ const STOP_ZIPF: f32 = 6.0;
 /// A stopword without the background table: one character, all digits, or a function word.
 fn stop_by_form(word: &str) -> bool {
     word.chars().nth(1).is_none()
-        || word.chars().all(|c| c.is_ascii_digit())
+        || word.bytes().all(|b| b.is_ascii_digit())
         || function_words().contains(word)
 }
 
@@ -308,12 +310,15 @@ pub fn word_key(raw: &str) -> Option<String> {
 /// anything is left.
 pub fn word_key_into(raw: &str, token: &mut String) -> bool {
     token.clear();
+    if let Some(kept) = ascii_word_key(raw, token) {
+        return kept;
+    }
+    // Other letters: trimmed and cut by character, lowercased as Unicode says.
     let w = raw.trim_matches(|c: char| !c.is_alphanumeric());
     let base = ["'s", "’s", "'S", "’S"]
         .iter()
         .find_map(|p| w.strip_suffix(p))
         .unwrap_or(w);
-    // Most words are ASCII with no apostrophe: copied and lowercased in place.
     if base.is_ascii() && !base.contains('\'') {
         token.push_str(base);
         token.make_ascii_lowercase();
@@ -323,6 +328,36 @@ pub fn word_key_into(raw: &str, token: &mut String) -> bool {
         }
     }
     !token.is_empty()
+}
+
+/// [`word_key_into`] of an ASCII word (most words are), byte by byte: its edges trimmed to
+/// letters and digits, a possessive dropped, apostrophes removed, lowercased. `None` for a word
+/// with other characters.
+fn ascii_word_key(raw: &str, token: &mut String) -> Option<bool> {
+    let bytes = raw.as_bytes();
+    if !bytes.is_ascii() {
+        return None;
+    }
+    let Some(start) = bytes.iter().position(u8::is_ascii_alphanumeric) else {
+        return Some(false);
+    };
+    let end = bytes
+        .iter()
+        .rposition(u8::is_ascii_alphanumeric)
+        .map_or(start, |e| e + 1);
+    let base = match &bytes[start..end] {
+        [rest @ .., b'\'', b's' | b'S'] => rest,
+        w => w,
+    };
+    if base.contains(&b'\'') {
+        let kept = base.iter().filter(|&&b| b != b'\'');
+        token.extend(kept.map(|b| b.to_ascii_lowercase() as char));
+    } else {
+        // An ASCII slice starts and ends on character boundaries.
+        token.push_str(&raw[start..start + base.len()]);
+        token.make_ascii_lowercase();
+    }
+    Some(!token.is_empty())
 }
 
 /// The text up to and including its first `. ` (a summary's first sentence), or all of it.
@@ -508,6 +543,22 @@ mod tests {
         assert_eq!(word_key("“Page’s”").as_deref(), Some("page"));
     }
 
+    /// `word_key` read character by character for every word (the reference of the byte-wise
+    /// reading of ASCII words).
+    fn word_key_by_chars(raw: &str) -> Option<String> {
+        let w = raw.trim_matches(|c: char| !c.is_alphanumeric());
+        let base = ["'s", "’s", "'S", "’S"]
+            .iter()
+            .find_map(|p| w.strip_suffix(p))
+            .unwrap_or(w);
+        let token: String = base
+            .chars()
+            .filter(|&c| !is_apostrophe(c))
+            .flat_map(char::to_lowercase)
+            .collect();
+        (!token.is_empty()).then_some(token)
+    }
+
     proptest::proptest! {
         // Deterministic: the same cases on every run, and no file written on a failure.
         #![proptest_config(proptest::prelude::ProptestConfig {
@@ -522,6 +573,18 @@ mod tests {
             let stop = is_stopword(&key);
             let weight = if stop { 0.0 } else { distinctiveness(&key) };
             proptest::prop_assert_eq!(stop_and_weight(&key), (stop, weight));
+        }
+
+        /// The byte-wise reading of an ASCII word gives the token the character-wise one does:
+        /// edges trimmed, possessives dropped, apostrophes removed, lowercased.
+        #[test]
+        fn an_ascii_word_is_keyed_as_by_characters(
+            raw in "[a-zA-Z0-9'’\\-.,“”()é]{0,12}"
+        ) {
+            let mut fast = String::new();
+            let kept = word_key_into(&raw, &mut fast);
+            let want = word_key_by_chars(&raw);
+            proptest::prop_assert_eq!(kept.then_some(fast), want);
         }
 
         #[test]
