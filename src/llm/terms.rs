@@ -2,6 +2,8 @@
 //! document, and doc types.
 //! Everything is scored against the built-in background table, never corpus-wide statistics.
 
+use std::sync::OnceLock;
+
 use rustc_hash::FxHashMap;
 
 use crate::markdown::plain_text;
@@ -304,74 +306,98 @@ pub fn plain_phrases(plain: &str, limit: usize) -> Vec<String> {
     pick_non_overlapping(scored, &vocab, limit)
 }
 
+/// The document types and the cue words that show each.
+const TYPE_CUES: &[(&str, &[&str])] = &[
+    (
+        "how-to",
+        &["how to", "step", "click", "go to", "select", "follow these"],
+    ),
+    (
+        "troubleshooting",
+        &[
+            "troubleshoot",
+            "not working",
+            "error",
+            "problem",
+            "issue",
+            "fix",
+            "unable",
+        ],
+    ),
+    ("faq", &["faq", "frequently asked", "?"]),
+    (
+        "policy",
+        &[
+            "policy",
+            "terms",
+            "refund",
+            "legal",
+            "compliance",
+            "must not",
+        ],
+    ),
+    (
+        "reference",
+        &[
+            "settings",
+            "specification",
+            "parameters",
+            "options",
+            "reference",
+            "list of",
+        ],
+    ),
+    (
+        "overview",
+        &[
+            "overview",
+            "introduction",
+            "about ",
+            "learn more",
+            "what is",
+        ],
+    ),
+];
+
+/// Every cue of [`TYPE_CUES`] in one automaton, and the type each pattern shows.
+fn type_cues() -> &'static (aho_corasick::AhoCorasick, Vec<usize>) {
+    static CUES: OnceLock<(aho_corasick::AhoCorasick, Vec<usize>)> = OnceLock::new();
+    CUES.get_or_init(|| {
+        let (types, cues): (Vec<usize>, Vec<&str>) = TYPE_CUES
+            .iter()
+            .enumerate()
+            .flat_map(|(t, (_, cues))| cues.iter().map(move |c| (t, *c)))
+            .unzip();
+        let ac = aho_corasick::AhoCorasick::new(cues).expect("the type cues compile");
+        (ac, types)
+    })
+}
+
 /// Document-type tags from cue words, kept when at least a third of the items show them.
 pub fn doc_types(items: &[(String, String)]) -> Vec<String> {
-    const CUES: &[(&str, &[&str])] = &[
-        (
-            "how-to",
-            &["how to", "step", "click", "go to", "select", "follow these"],
-        ),
-        (
-            "troubleshooting",
-            &[
-                "troubleshoot",
-                "not working",
-                "error",
-                "problem",
-                "issue",
-                "fix",
-                "unable",
-            ],
-        ),
-        ("faq", &["faq", "frequently asked", "?"]),
-        (
-            "policy",
-            &[
-                "policy",
-                "terms",
-                "refund",
-                "legal",
-                "compliance",
-                "must not",
-            ],
-        ),
-        (
-            "reference",
-            &[
-                "settings",
-                "specification",
-                "parameters",
-                "options",
-                "reference",
-                "list of",
-            ],
-        ),
-        (
-            "overview",
-            &[
-                "overview",
-                "introduction",
-                "about ",
-                "learn more",
-                "what is",
-            ],
-        ),
-    ];
+    let (cues, type_of) = type_cues();
     let n = items.len().max(1);
-    // Each item lowercased once, for every type's cues.
-    let lowered: Vec<String> = items
+    let mut hits = [0usize; TYPE_CUES.len()];
+    for (title, text) in items {
+        // Each item lowercased once, and every cue found in one pass (overlapping, so that no
+        // cue hides inside another's match).
+        let lowered = format!("{title} {text}").to_lowercase();
+        let mut shown = [false; TYPE_CUES.len()];
+        for m in cues.find_overlapping_iter(&lowered) {
+            shown[type_of[m.pattern().as_usize()]] = true;
+            if shown.iter().all(|&s| s) {
+                break;
+            }
+        }
+        for (h, s) in hits.iter_mut().zip(shown) {
+            *h += s as usize;
+        }
+    }
+    TYPE_CUES
         .iter()
-        .map(|(title, text)| format!("{title} {text}").to_lowercase())
-        .collect();
-    CUES.iter()
-        .filter(|(_, cues)| {
-            let hits = lowered
-                .iter()
-                .filter(|t| cues.iter().any(|c| t.contains(c)))
-                .count();
-            hits * 3 >= n
-        })
-        .map(|(name, _)| name.to_string())
+        .zip(hits)
+        .filter(|(_, h)| h * 3 >= n)
+        .map(|((name, _), _)| name.to_string())
         .collect()
 }
 
@@ -379,6 +405,55 @@ pub fn doc_types(items: &[(String, String)]) -> Vec<String> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// `doc_types` as it was before one automaton: a search per cue (the reference).
+    fn doc_types_by_search(items: &[(String, String)]) -> Vec<String> {
+        let n = items.len().max(1);
+        let lowered: Vec<String> = items
+            .iter()
+            .map(|(title, text)| format!("{title} {text}").to_lowercase())
+            .collect();
+        TYPE_CUES
+            .iter()
+            .filter(|(_, cues)| {
+                let hits = lowered
+                    .iter()
+                    .filter(|t| cues.iter().any(|c| t.contains(c)))
+                    .count();
+                hits * 3 >= n
+            })
+            .map(|(name, _)| name.to_string())
+            .collect()
+    }
+
+    proptest! {
+        // Fixed seed, no failure file: deterministic, and nothing written into src/.
+        #![proptest_config(ProptestConfig {
+            failure_persistence: None,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(0xd0c7),
+            ..ProptestConfig::default()
+        })]
+
+        /// One pass of the automaton finds the types a search per cue finds.
+        #[test]
+        fn one_automaton_finds_the_types_searches_do(
+            items in prop::collection::vec(
+                (
+                    "(How to|FAQ|About|Terms|Overview|Settings|Fix)?[ a-z]{0,6}",
+                    prop::collection::vec(prop::sample::select(vec![
+                        "how", "to", "step", "steps", "click", "error", "issue", "fix", "?",
+                        "faq", "frequently", "asked", "policy", "terms", "list", "of",
+                        "options", "about", "learn", "more", "what", "is", "Überblick", "İ",
+                        "not", "working", "go", "select", "reference", "unable", "x",
+                    ]), 0..12).prop_map(|w| w.join(" ")),
+                ),
+                0..8,
+            )
+        ) {
+            let items: Vec<(String, String)> = items;
+            prop_assert_eq!(doc_types(&items), doc_types_by_search(&items));
+        }
+    }
 
     /// The words (as written) of each run of `pieces`.
     fn runs_of<'s>(pieces: impl Iterator<Item = &'s str>) -> Vec<Vec<&'s str>> {
