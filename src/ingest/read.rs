@@ -78,10 +78,36 @@ fn read_capped(path: &Path, size: u64, opts: &IngestOptions) -> Content {
     if size > opts.max_file_bytes {
         return Content::TooLarge(size);
     }
-    match std::fs::read(path) {
+    match read_sized(path, size) {
         Ok(b) => Content::Bytes(b),
         Err(e) => Content::Unreadable(e.to_string()),
     }
+}
+
+/// The bytes of the file at `path`, whose walk found `size` bytes: `std::fs::read` without the
+/// stat it makes (and `read_to_end` too) to size its buffer, since the walk's stat gave the size
+/// (a fresh clone reads every source). A file that has grown since is still read whole.
+fn read_sized(path: &Path, size: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::{ErrorKind, Read};
+    let mut file = std::fs::File::open(path)?;
+    // One byte more than the stat said, so that the read that finds the end needs no growth.
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(usize::try_from(size).unwrap_or(0).saturating_add(1))?;
+    bytes.resize(bytes.capacity(), 0);
+    let mut len = 0;
+    loop {
+        if len == bytes.len() {
+            bytes.resize(len.saturating_mul(2).max(64), 0);
+        }
+        match file.read(&mut bytes[len..]) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    bytes.truncate(len);
+    Ok(bytes)
 }
 
 /// A source file the build would read, and its stat (or why there is none), as the walk found
@@ -126,3 +152,36 @@ impl<'w> Found<'w> {
 /// path the manifest records. Ingest takes a source's bytes from here instead of reading it
 /// again; the walk's stat was taken before either read.
 pub type ReadAhead = HashMap<String, (Vec<u8>, String)>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file read with the size its stat gave, or a stale one, comes back whole, as
+    /// `std::fs::read` gives it.
+    #[test]
+    fn a_file_is_read_whole_whatever_size_the_stat_said() {
+        let dir = tempfile::tempdir().unwrap();
+        for len in [0usize, 1, 63, 64, 65, 700, 5000] {
+            let path = dir.path().join(format!("f{len}"));
+            let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            std::fs::write(&path, &data).unwrap();
+            for said in [0, len as u64 / 2, len as u64, len as u64 + 10] {
+                assert_eq!(
+                    read_sized(&path, said).unwrap(),
+                    data,
+                    "{len} bytes, stat said {said}"
+                );
+            }
+        }
+        let missing = read_sized(&dir.path().join("none"), 3).unwrap_err();
+        let std_err = std::fs::read(dir.path().join("none")).unwrap_err();
+        assert_eq!(missing.to_string(), std_err.to_string());
+        // A folder: the error `std::fs::read` gives.
+        let folder = read_sized(dir.path(), 4096).unwrap_err();
+        assert_eq!(
+            folder.to_string(),
+            std::fs::read(dir.path()).unwrap_err().to_string()
+        );
+    }
+}
