@@ -89,10 +89,13 @@ fn reported() -> &'static Regex {
     })
 }
 
-/// Compiles the whole-text rules now (on a thread of its own at the start of ingest, so that
-/// the first document does not wait for them).
+/// Compiles the rules now, on a thread of its own at the start of ingest: the whole-text rules
+/// first (the first document waits for them), then the sentence rules that [`check_sentence`]
+/// reads (front-matter values, the state's folder names and every model answer pass there), so
+/// that the build's main thread does not wait for them either.
 pub fn warm_up() {
     let _ = whole_text_rules();
+    let _ = (latin(), european(), other());
 }
 
 /// The left context of the one rule that looks before its match (a fake `system note:`): the
