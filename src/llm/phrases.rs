@@ -203,16 +203,10 @@ pub fn shared(members: &[Member], avoid: &HashSet<String>) -> Vec<Phrase> {
         .filter(|(key, (_, holders, _))| *holders >= need && !ids(key).iter().any(|&w| avoided[w]))
         .map(|(key, (coverage, holders, verb))| {
             let ids = ids(&key);
-            let content: Vec<f32> = ids
-                .iter()
-                .filter(|&&w| words.ends[w])
-                .map(|&w| distinctiveness(&words.text[w]))
-                .collect();
-            let specific = content.iter().sum::<f32>() / content.len().max(1) as f32;
-            let length = 1.0 + 0.3 * (content.len() as f32 - 1.0).max(0.0);
-            let verb = if verb { 0.4 } else { 1.0 };
+            let content = ids.iter().filter(|&&w| words.ends[w]);
+            let content = content.map(|&w| words.text[w].as_str());
             Phrase {
-                score: coverage * (1.0 + specific / 5.0) * length * verb,
+                score: score(content, coverage, verb),
                 words: ids.iter().map(|&w| words.text[w].clone()).collect(),
                 coverage,
                 holders,
@@ -226,6 +220,17 @@ pub fn shared(members: &[Member], avoid: &HashSet<String>) -> Vec<Phrase> {
             .then_with(|| a.words.cmp(&b.words))
     });
     out
+}
+
+/// The score of a phrase from its `content` words (those that may open or end one), its
+/// coverage, and whether it only ever opens a task title (`verb`): the more members hold it the
+/// better, then the more specific its words, then the longer.
+fn score<'a>(content: impl Iterator<Item = &'a str>, coverage: f32, verb: bool) -> f32 {
+    let content: Vec<f32> = content.map(distinctiveness).collect();
+    let specific = content.iter().sum::<f32>() / content.len().max(1) as f32;
+    let length = 1.0 + 0.3 * (content.len() as f32 - 1.0).max(0.0);
+    let verb = if verb { 0.4 } else { 1.0 };
+    coverage * (1.0 + specific / 5.0) * length * verb
 }
 
 /// A label of 2–[`LABEL_WORDS`] words from the phrases the members share. The best phrase, and

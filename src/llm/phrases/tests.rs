@@ -65,16 +65,9 @@ fn shared_by_copy(members: &[Member], avoid: &HashSet<String>) -> Vec<Phrase> {
             *holders >= need && !words.iter().any(|w| avoid.contains(w))
         })
         .map(|(words, (coverage, holders, verb))| {
-            let content: Vec<f32> = words
-                .iter()
-                .filter(|w| usable(w))
-                .map(|w| distinctiveness(w))
-                .collect();
-            let specific = content.iter().sum::<f32>() / content.len().max(1) as f32;
-            let length = 1.0 + 0.3 * (content.len() as f32 - 1.0).max(0.0);
-            let verb = if verb { 0.4 } else { 1.0 };
+            let content = words.iter().filter(|w| usable(w)).map(String::as_str);
             Phrase {
-                score: coverage * (1.0 + specific / 5.0) * length * verb,
+                score: score(content, coverage, verb),
                 words,
                 coverage,
                 holders,
