@@ -47,6 +47,7 @@ def main():
     area_vocab = [vocab(i * 12, 12, i) for i in range(n_areas)]
     base = n_areas * 12
     topic_vocab = [vocab(base + i * 8, 8, n_areas + i) for i in range(n_topics)]
+    made = set()
     for i in range(n):
         t = rng.randrange(n_topics)
         a = t % n_areas
@@ -63,7 +64,10 @@ def main():
         title = " ".join(rng.choice(tv if j % 2 == 0 else av) for j in range(rng.randint(3, 6))).capitalize()
         body = " ".join(sentence(8, 18) for _ in range(rng.randint(3, 7)))
         path = os.path.join(out, f"area-{a:02d}", f"topic-{t:04d}", f"doc-{i:06d}.md")
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        folder = os.path.dirname(path)
+        if folder not in made:
+            os.makedirs(folder, exist_ok=True)
+            made.add(folder)
         with open(path, "w", encoding="utf-8") as f:
             f.write(f"# {title}\n\n{body}\n")
 

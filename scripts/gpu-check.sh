@@ -6,16 +6,38 @@
 #   3. a cold `c2s build` of a synthetic corpus with kmeans.device = "cpu", "gpu" (batches
 #      smaller than kmeans.gpu_min_work stay on the CPU) and "gpu" with gpu_min_work = 0 (every
 #      batch on the GPU), comparing what they write and the documents' clusters' inertia.
-# With --million, only the tree step of a large build (default 1,000,000 documents): one cold
-# CPU build, then `--full` rebuilds (reclustering from scratch, cards, embeddings and summaries
-# from the memo) on the CPU and on the GPU, compared by K-Means seconds, tree step and inertia.
+# With --million, only the tree step of a large build (default 1,000,000 documents): a cold
+# build on the GPU fills the memo, then `--full` rebuilds (reclustering from scratch; cards,
+# embeddings and summaries from the memo) on the GPU and on the CPU, compared by K-Means
+# seconds, tree step and inertia. With --all, steps 1-3 and then the large build, sized to
+# the time GPU_CHECK_DEADLINE leaves: the whole check in one call of a time-limited lease.
+# Last, a summary of the figures against the targets of the GPU work (scripts/gpu_summary.py).
 #
 # usage: scripts/gpu-check.sh --prepare DIR      build the three binaries here, stripped and
-#                                                 xz-compressed into DIR (about 15 MB)
-#        scripts/gpu-check.sh DIR [N_DOCS [KM_N KM_D KM_K]]   run the checks from DIR's binaries
+#                                                 xz-compressed into DIR (about 15 MB), and
+#                                                 fetch the Vulkan loader's packages into DIR/gl
+#        scripts/gpu-check.sh DIR [N_DOCS [KM_N KM_D KM_K]]   steps 1-3 from DIR's binaries
 #        scripts/gpu-check.sh DIR --million [N_DOCS]          the large build's tree step
+#        scripts/gpu-check.sh DIR --all [N_DOCS [KM_N KM_D KM_K [N_LARGE]]]   both
+# environment:
+#   OUT=DIR                 also write the log (gpu-check.log) and the figures (results.jsonl)
+#                           there as they arrive, and the summary (summary.json) at the end
+#   GPU_CHECK_DEADLINE=SECS start no step after SECS seconds from the start (it says which it
+#                           skipped), and stop the large build's CPU rebuild there: its time
+#                           is then a lower bound
 set -euo pipefail
 cd "$(dirname "$0")/.."
+start_time=$(date +%s)
+# The shader tests of a test binary include tests that run this script: never from within it.
+if [ -n "${C2S_GPU_CHECK_RUNNING:-}" ]; then
+  echo "error: scripts/gpu-check.sh was started by its own step (a test binary that runs the script's tests)" >&2
+  exit 2
+fi
+export C2S_GPU_CHECK_RUNNING=1
+
+# The Vulkan loader and the libraries the NVIDIA driver's Vulkan part loads (libglvnd), as
+# Debian packages: carried to a GPU machine whose image lacks them (see vulkan_setup).
+GL_PACKAGES="libvulkan1 libglvnd0 libglx0 libegl1 libgl1 libopengl0 libgles2"
 
 if [ "${1:-}" = "--prepare" ]; then
   dir="${2:?usage: scripts/gpu-check.sh --prepare DIR}"
@@ -38,19 +60,41 @@ for l in sys.stdin:
     strip -o "$dir/$name" "$src"
     xz -f -T0 "$dir/$name"
   done
+  mkdir -p "$dir/gl"
+  # shellcheck disable=SC2086
+  if (cd "$dir/gl" && apt-get download $GL_PACKAGES >/dev/null 2>&1); then
+    echo "Vulkan loader packages: $(cd "$dir/gl" && ls ./*.deb | wc -l) in $dir/gl"
+  else
+    echo "warning: could not fetch the Vulkan loader packages ($GL_PACKAGES) into $dir/gl;" \
+      "a GPU machine without libvulkan.so.1 will need them (apt-get update, then --prepare again)" >&2
+  fi
   ls -la "$dir"
   exit 0
 fi
 
-dir="${1:?usage: scripts/gpu-check.sh DIR [N_DOCS [KM_N KM_D KM_K]]}"
-million=""
-if [ "${2:-}" = "--million" ]; then
-  million=1
-  set -- "$1" "${3:-1000000}"
+dir="${1:?usage: scripts/gpu-check.sh DIR [--million N | --all ...] [N_DOCS [KM_N KM_D KM_K]]}"
+mode=checks
+case "${2:-}" in
+  --million) mode=million; set -- "$1" "${3:-1000000}" ;;
+  --all) mode=all; shift 2; set -- "$dir" "$@" ;;
+esac
+if [ "$mode" = million ]; then
+  large="$2"
+else
+  docs="${2:-50000}"; km_n="${3:-200000}"; km_d="${4:-384}"; km_k="${5:-1000}"; large="${6:-1000000}"
 fi
-docs="${2:-50000}"; km_n="${3:-200000}"; km_d="${4:-384}"; km_k="${5:-1000}"
+deadline="${GPU_CHECK_DEADLINE:-0}"
 bin="$(mktemp -d)"
 trap 'rm -rf "$bin"' EXIT
+results="$bin/results.jsonl"
+: >"$results"
+if [ -n "${OUT:-}" ]; then
+  mkdir -p "$OUT"
+  # Everything printed from here on also goes to $OUT, line by line, so a run stopped at its
+  # time limit still leaves what it measured.
+  exec > >(tee -a "$OUT/gpu-check.log") 2>&1
+fi
+
 # DIR/NAME.xz (from --prepare) is unpacked; a plain DIR/NAME is run where it is.
 exe() {
   if [ -f "$dir/$1.xz" ]; then
@@ -62,86 +106,216 @@ exe() {
 }
 c2s=$(exe c2s); it=$(exe it); kmeans=$(exe kmeans)
 [ -n "$c2s" ] && [ -n "$it" ] || { echo "error: $dir holds no c2s and it binaries; run scripts/gpu-check.sh --prepare $dir first" >&2; exit 2; }
-echo "== machine: $(nproc) cores; $(nvidia-smi -L 2>/dev/null | head -1 || echo 'no nvidia-smi')"
 
-# report FILE VARIANT START END: one build's figures (wall, tree step, K-Means seconds, inertia).
+# record JSON: one line of figures, kept for the summary (and in $OUT as it arrives).
+record() {
+  echo "$1" >>"$results"
+  if [ -n "${OUT:-}" ]; then echo "$1" >>"$OUT/results.jsonl"; fi
+}
+
+# seconds_left: what the deadline leaves (a large number without one).
+seconds_left() {
+  if [ "$deadline" -gt 0 ]; then echo $((deadline - ($(date +%s) - start_time))); else echo 1000000; fi
+}
+
+# due NAME NEED: whether a step that needs about NEED seconds can start; says so when not.
+due() {
+  local left; left=$(seconds_left)
+  if [ "$left" -lt "$2" ]; then
+    echo "skipped $1: ${left}s left before GPU_CHECK_DEADLINE, about ${2}s needed"
+    record "{\"skipped\":\"$1\",\"seconds_left\":$left}"
+    return 1
+  fi
+}
+
+# vulkan_setup: make the Vulkan loader and the GPU's driver file findable. A machine image
+# without libvulkan.so.1 gets the packages from DIR/gl, unpacked here (never over /) and put
+# on LD_LIBRARY_PATH; an NVIDIA driver mounted under /usr/local/nvidia (outside the loader's
+# search path) is named through VK_DRIVER_FILES.
+vulkan_setup() {
+  if ! ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1 '; then
+    if compgen -G "$dir/gl/*.deb" >/dev/null; then
+      for f in "$dir"/gl/*.deb; do dpkg -x "$f" "$bin/gl"; done
+      export LD_LIBRARY_PATH="$bin/gl/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+      echo "vulkan: the loader is not installed; using the $(ls "$dir"/gl/*.deb | wc -l) packages from $dir/gl"
+    else
+      echo "vulkan: no libvulkan.so.1 on this machine and no packages in $dir/gl (scripts/gpu-check.sh --prepare $dir fetches them)"
+    fi
+  fi
+  local nv=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+  if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ] && [ -f "$nv" ] &&
+    ! compgen -G "/usr/share/vulkan/icd.d/nvidia*" >/dev/null &&
+    ! compgen -G "/etc/vulkan/icd.d/nvidia*" >/dev/null; then
+    export VK_DRIVER_FILES="$nv" VK_ICD_FILENAMES="$nv"
+    echo "vulkan: driver file $nv"
+  fi
+}
+
+# report FILE VARIANT START END: one build's figures (wall, tree step, K-Means seconds,
+# inertia), printed and recorded.
 report() {
-  python3 - "$@" <<'PY'
+  python3 - "$@" <<'PY' >"$bin/line.json"
 import json, sys
 rep = json.load(open(sys.argv[1]))
 variant, wall = sys.argv[2], float(sys.argv[4]) - float(sys.argv[3])
-steps = ", ".join(f"{k} {v:.2f}s" for k, v in rep["timings"].items())
 tree = rep["tree"]
-km = f"; K-Means {tree['kmeans_secs']:.2f}s, inertia {tree['leaf_inertia']:.3f}" if "kmeans_secs" in tree else ""
-print(f"{variant}: wall {wall:.2f} s, {rep['skills']} skills, {rep['levels']} levels; {steps}{km}")
-print(f"{variant}: K-Means ran on {rep['kmeans_device']}")
+print(json.dumps({"build": variant, "docs": rep["documents"], "wall": round(wall, 3),
+                  "timings": rep["timings"], "skills": rep["skills"], "levels": rep["levels"],
+                  "kmeans_secs": tree.get("kmeans_secs"), "leaf_inertia": tree.get("leaf_inertia"),
+                  "kmeans_device": rep["kmeans_device"]}))
+PY
+  record "$(cat "$bin/line.json")"
+  python3 - "$bin/line.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+steps = ", ".join(f"{k} {v:.2f}s" for k, v in r["timings"].items())
+km = f"; K-Means {r['kmeans_secs']:.2f}s, inertia {r['leaf_inertia']:.3f}" if r["kmeans_secs"] is not None else ""
+print(f"{r['build']}: wall {r['wall']:.2f} s, {r['skills']} skills, {r['levels']} levels; {steps}{km}")
+print(f"{r['build']}: K-Means ran on {r['kmeans_device']}")
 PY
 }
 
 # inertia BASE VARIANT...: each variant's inertia against BASE's.
 inertia() {
-  python3 - "$bin" "$@" <<'PY'
+  python3 - "$results" "$@" <<'PY'
 import json, sys
-d, base, *others = sys.argv[1:]
-get = lambda v: json.load(open(f"{d}/report-{v}.json"))["tree"]["leaf_inertia"]
+path, base, *others = sys.argv[1:]
+builds = {}
+for line in open(path):
+    r = json.loads(line)
+    if "build" in r:
+        builds[r["build"]] = r["leaf_inertia"]
 for v in others:
-    print(f"inertia {v}: {get(v) / get(base):.5f} x {base} ({(get(v) / get(base) - 1) * 100:+.3f}%)")
+    if base in builds and v in builds:
+        q = builds[v] / builds[base]
+        print(f"inertia {v}: {q:.5f} x {base} ({(q - 1) * 100:+.3f}%)")
 PY
 }
 
-if [ -n "$million" ]; then
-  echo "== tree step of a $docs-document build: cold on the cpu, then --full on the cpu and the gpu"
-  corpus="$bin/synth-$docs"
-  python3 scripts/gen_synth.py "$docs" "$corpus" >/dev/null
-  # tree.structure=cluster: the synthetic corpus's folders would otherwise make the tree
-  # (issue 48), and this check times K-Means.
-  cache=(--set "cache.path=$bin/cache.sqlite" --set tree.structure=cluster)
-  for variant in cold-cpu cpu gpu; do
-    device="${variant#cold-}"
-    full=(--full)
-    [ "$variant" = cold-cpu ] && full=()
-    start=$(date +%s.%N)
-    "$c2s" build "$corpus" --out "$bin/out-$variant" --quiet --json "${cache[@]}" \
-      --set "kmeans.device=$device" "${full[@]}" >"$bin/report-$variant.json"
-    end=$(date +%s.%N)
-    report "$bin/report-$variant.json" "$variant" "$start" "$end"
-  done
-  inertia cpu gpu
-  exit 0
-fi
-
-echo "== 1. shader tests (C2S_REQUIRE_ALL=1)"
-# (--skip: the integration test that runs this very script)
-C2S_REQUIRE_ALL=1 "$it" gpu:: --skip gpu_check_script --test-threads=1
-
-echo "== 2. K-Means benchmark: N=$km_n D=$km_d k=$km_k, 20 iterations"
-if [ -n "$kmeans" ]; then
-  "$kmeans" "$km_n" "$km_d" "$km_k" 20 "$bin/kmeans-data.f32"
-else
-  echo "skipped: $dir holds no kmeans benchmark binary"
-fi
-
-echo "== 3. cold c2s build of $docs synthetic documents: kmeans.device = cpu, gpu, gpu with gpu_min_work = 0"
-corpus="$bin/synth-$docs"
-python3 scripts/gen_synth.py "$docs" "$corpus" >/dev/null
-for variant in cpu gpu gpu-all; do
-  sets=(--set "cache.path=$bin/cache-$variant.sqlite" --set "kmeans.device=${variant%-all}"
-    --set tree.structure=cluster)
-  [ "$variant" = gpu-all ] && sets+=(--set kmeans.gpu_min_work=0)
-  out="$bin/out-$variant"
+# build VARIANT CORPUS CACHE DEVICE [ARGS...]: one `c2s build`, reported; stopped at the
+# deadline, when it says so, records how long it ran (a lower bound) and fails.
+build() {
+  local variant=$1 corpus=$2 cache=$3 device=$4; shift 4
+  local start end status=0 left
+  left=$(seconds_left)
+  [ "$left" -ge 1 ] || left=1
   start=$(date +%s.%N)
-  "$c2s" build "$corpus" --out "$out" --quiet --json "${sets[@]}" >"$bin/report-$variant.json"
+  timeout "$left" "$c2s" build "$corpus" --out "$bin/out-$variant" --quiet --json \
+    --set "cache.path=$cache" --set "kmeans.device=$device" --set tree.structure=cluster "$@" \
+    >"$bin/report-$variant.json" || status=$?
   end=$(date +%s.%N)
-  report "$bin/report-$variant.json" "$variant" "$start" "$end"
-done
-inertia cpu gpu gpu-all
-# Every variant builds the same tree up to near-ties: compare what each wrote (the lock differs
-# by the config hash, which counts the kmeans settings).
-for variant in gpu gpu-all; do
-  if diff -rq -x c2s.lock "$bin/out-cpu" "$bin/out-$variant" >/dev/null; then
-    echo "outputs $variant: identical to cpu (c2s.lock aside)"
-  else
-    echo "outputs $variant: $(diff -rq -x c2s.lock "$bin/out-cpu" "$bin/out-$variant" | wc -l) files differ from cpu (near-tie assignments):"
-    diff -rq -x c2s.lock "$bin/out-cpu" "$bin/out-$variant" | head -5
+  if [ "$status" = 124 ]; then
+    local ran; ran=$(python3 -c "print(round($end - $start, 1))")
+    echo "$variant: stopped at GPU_CHECK_DEADLINE after $ran s (a lower bound on its wall time)"
+    record "{\"build\":\"$variant\",\"docs\":$(basename "$corpus" | tr -dc 0-9),\"stopped_after\":$ran}"
+    return 1
+  elif [ "$status" != 0 ]; then
+    echo "error: c2s build ($variant) failed with exit code $status" >&2
+    exit "$status"
   fi
-done
+  report "$bin/report-$variant.json" "$variant" "$start" "$end"
+}
+
+shader_tests() {
+  echo "== 1. shader tests (C2S_REQUIRE_ALL=1)"
+  # (--skip: the tests of this very script, which need the repository they were built in;
+  # gpu_check_script also matches binaries built before they moved to gpu::script)
+  C2S_REQUIRE_ALL=1 "$it" gpu:: --skip gpu::script:: --skip gpu_check_script --test-threads=1
+  record '{"shader_tests":"passed"}'
+}
+
+kmeans_bench() {
+  echo "== 2. K-Means benchmark: N=$km_n D=$km_d k=$km_k, 20 iterations"
+  if [ -z "$kmeans" ]; then
+    echo "skipped: $dir holds no kmeans benchmark binary"
+    return 0
+  fi
+  "$kmeans" "$km_n" "$km_d" "$km_k" 20 "$bin/kmeans-data.f32" | while IFS= read -r line; do
+    echo "$line"
+    case "$line" in "{"*) record "{\"bench\":$line,\"n\":$km_n,\"d\":$km_d,\"k\":$km_k}" ;; esac
+  done
+  rm -f "$bin/kmeans-data.f32"
+}
+
+cold_builds() {
+  echo "== 3. cold c2s build of $docs synthetic documents: kmeans.device = cpu, gpu, gpu with gpu_min_work = 0"
+  local corpus="$bin/synth-$docs" variant
+  python3 scripts/gen_synth.py "$docs" "$corpus" >/dev/null
+  for variant in cpu gpu gpu-all; do
+    local extra=()
+    [ "$variant" = gpu-all ] && extra=(--set kmeans.gpu_min_work=0)
+    build "$variant" "$corpus" "$bin/cache-$variant.sqlite" "${variant%-all}" "${extra[@]}" || return 0
+  done
+  inertia cpu gpu gpu-all
+  # Every variant builds the same tree up to near-ties: compare what each wrote (the lock
+  # differs by the config hash, which counts the kmeans settings).
+  for variant in gpu gpu-all; do
+    if diff -rq -x c2s.lock "$bin/out-cpu" "$bin/out-$variant" >/dev/null; then
+      echo "outputs $variant: identical to cpu (c2s.lock aside)"
+    else
+      echo "outputs $variant: $(diff -rq -x c2s.lock "$bin/out-cpu" "$bin/out-$variant" | wc -l) files differ from cpu (near-tie assignments):"
+      diff -rq -x c2s.lock "$bin/out-cpu" "$bin/out-$variant" | head -5
+    fi
+  done
+  rm -rf "$corpus" "$bin"/out-* "$bin"/cache-*
+}
+
+# large_size N: N, halved while the deadline leaves too little for N documents. The estimate
+# scales step 3's cold CPU build (its time grows about as documents^1.2 on one machine) and
+# allows the large build two of those and the corpus's generation: the cold build and the
+# rebuild on the GPU, each faster than a cold CPU build, and enough of the CPU's rebuild for a
+# lower bound.
+large_size() {
+  local n=$1 left
+  left=$(seconds_left)
+  python3 - "$results" "$n" "$left" <<'PY'
+import json, sys
+path, n, left = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+cold = [r for r in map(json.loads, open(path)) if r.get("build") == "cpu"]
+if cold and left < 10**6:
+    docs, wall = cold[0]["docs"], cold[0]["wall"]
+    per = lambda m: wall * (m / docs) ** 1.2
+    while n > 50_000 and 2 * per(n) + 0.0001 * n > left:
+        n //= 2
+print(n)
+PY
+}
+
+large_build() {
+  local n=$1 corpus="$bin/synth-$1"
+  echo "== tree step of a $n-document build: cold on the gpu, then --full on the gpu and the cpu"
+  record "{\"large\":$n}"
+  due "generating $n documents" $((n / 15000 + 10)) || return 0
+  local t0; t0=$(date +%s.%N)
+  python3 scripts/gen_synth.py "$n" "$corpus" >/dev/null
+  echo "generated $n documents in $(python3 -c "import time; print(round(time.time() - $t0, 1))") s"
+  local cache="$bin/cache.sqlite"
+  due "the cold build" 30 || return 0
+  build cold-gpu "$corpus" "$cache" gpu || return 0
+  due "the gpu rebuild" 20 || return 0
+  build full-gpu "$corpus" "$cache" gpu --full || return 0
+  # The CPU rebuild last, so that a deadline stops it rather than the GPU's: its time so far
+  # is then a lower bound.
+  due "the cpu rebuild" 5 || return 0
+  build full-cpu "$corpus" "$cache" cpu --full || return 0
+  inertia full-cpu full-gpu cold-gpu
+  # One device, one seed: the cold build and the rebuild cluster alike.
+  inertia cold-gpu full-gpu
+}
+
+record "{\"mode\":\"$mode\"}"
+echo "== machine: $(nproc) cores; $(nvidia-smi -L 2>/dev/null | head -1 || echo 'no nvidia-smi')"
+vulkan_setup
+case "$mode" in
+  million)
+    large_build "$large"
+    ;;
+  checks | all)
+    if due "the shader tests" 20; then shader_tests; fi
+    if due "the K-Means benchmark" 60; then kmeans_bench; fi
+    if due "the cold builds" 60; then cold_builds; fi
+    if [ "$mode" = all ]; then large_build "$(large_size "$large")"; fi
+    ;;
+esac
+echo "== summary"
+python3 scripts/gpu_summary.py "$results" ${OUT:+"$OUT/summary.json"}

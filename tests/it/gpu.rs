@@ -9,6 +9,7 @@ use c2s::rng::Rng;
 use crate::common::skip;
 
 mod kernels;
+mod script;
 
 pub(crate) fn gpu() -> Option<GpuKmeans> {
     match GpuKmeans::new(true) {
@@ -185,95 +186,4 @@ fn an_injected_device_with_a_small_binding_limit_chunks_and_refuses() {
         err.contains("a block of 64 points of 20 dimensions"),
         "{err}"
     );
-}
-
-/// `scripts/gpu-check.sh DIR` as the README gives it, on this build's binaries (`it` is this
-/// test binary; no benchmark binary, so that step says it skipped), at a small size.
-#[test]
-fn gpu_check_script_runs_from_prebuilt_binaries() {
-    if gpu().is_none() {
-        return;
-    }
-    let text = gpu_check(&["300", "500", "16", "8"]);
-    assert!(
-        text.contains("test result: ok. ") && text.contains(" 0 failed"),
-        "{text}"
-    );
-    assert!(text.contains("skipped: ") && text.contains("no kmeans benchmark binary"));
-    for variant in ["cpu", "gpu", "gpu-all"] {
-        assert!(text.contains(&format!("\n{variant}: wall ")), "{text}");
-    }
-    // At this size every run is below the default kmeans.gpu_min_work, unless it is 0.
-    assert!(
-        text.contains(
-            "gpu: K-Means ran on cpu (every batch of runs was smaller than kmeans.gpu_min_work"
-        ),
-        "{text}"
-    );
-    assert!(text.contains("gpu-all: K-Means ran on gpu: "), "{text}");
-    // The documents' clusters' inertia of each GPU build against the CPU build's.
-    for variant in ["gpu", "gpu-all"] {
-        let line = text
-            .lines()
-            .find(|l| l.starts_with(&format!("inertia {variant}: ")))
-            .unwrap_or_else(|| panic!("no inertia line for {variant}: {text}"));
-        let ratio: f64 = line.split(' ').nth(2).unwrap().parse().unwrap();
-        assert!((ratio - 1.0).abs() < 0.005, "{line}");
-    }
-    // Same tree on every device, up to the shader's documented near-ties.
-    for variant in ["gpu", "gpu-all"] {
-        assert!(
-            text.contains(&format!(
-                "outputs {variant}: identical to cpu (c2s.lock aside)"
-            )) || text.contains(&format!("outputs {variant}: "))
-                && text.contains("(near-tie assignments)"),
-            "{text}"
-        );
-    }
-}
-
-/// `scripts/gpu-check.sh DIR --million N` at a small N: a cold CPU build, then `--full`
-/// rebuilds on the CPU and the GPU, compared by K-Means seconds and inertia.
-#[test]
-fn gpu_check_script_times_the_tree_step_of_a_large_build() {
-    if gpu().is_none() {
-        return;
-    }
-    let text = gpu_check(&["--million", "400"]);
-    for variant in ["cold-cpu", "cpu", "gpu"] {
-        let line = text
-            .lines()
-            .find(|l| l.starts_with(&format!("{variant}: wall ")))
-            .unwrap_or_else(|| panic!("no {variant} line: {text}"));
-        assert!(
-            line.contains(" tree ") && line.contains("; K-Means "),
-            "{line}"
-        );
-    }
-    assert!(text.contains("inertia gpu: "), "{text}");
-    assert!(!text.contains("== 1. shader tests"), "{text}");
-}
-
-/// Runs `scripts/gpu-check.sh DIR ARGS` on this build's binaries (DIR holds links to the `c2s`
-/// binary and to this test binary as `it`); returns what it printed, once it succeeded.
-fn gpu_check(args: &[&str]) -> String {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("bin");
-    std::fs::create_dir(&dir).unwrap();
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_c2s"), dir.join("c2s")).unwrap();
-    std::os::unix::fs::symlink(std::env::current_exe().unwrap(), dir.join("it")).unwrap();
-    let repo = crate::common::repo();
-    let o = std::process::Command::new(repo.join("scripts/gpu-check.sh"))
-        .arg(&dir)
-        .args(args)
-        .current_dir(&repo)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(
-        o.status.success(),
-        "{text}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    text
 }
