@@ -5,7 +5,7 @@ use rayon::prelude::*;
 use super::seed::{kmeans_pp, unit_dist};
 use super::{KmeansBackend, KmeansParams, KmeansResult, member_means};
 use crate::matrix::Matrix;
-use crate::matrix::simd::dot;
+use crate::matrix::simd::{dot, dot4};
 use crate::rng::Rng;
 
 /// The rayon CPU path.
@@ -37,8 +37,7 @@ pub type Scan = (u32, f32, Option<(u32, f32)>);
 pub fn scan(x: &[f32], centroids: &Matrix) -> Scan {
     let mut b = (0u32, f32::NEG_INFINITY);
     let mut s: Option<(u32, f32)> = None;
-    for j in 0..centroids.rows {
-        let v = dot(x, centroids.row(j));
+    let mut visit = |j: usize, v: f32| {
         if v > b.1 {
             if b.1 > f32::NEG_INFINITY {
                 s = Some(b);
@@ -47,6 +46,19 @@ pub fn scan(x: &[f32], centroids: &Matrix) -> Scan {
         } else if s.is_none_or(|(_, sv)| v > sv) {
             s = Some((j as u32, v));
         }
+    };
+    // Four centroids at a time (the same cosines as one at a time, visited in the same order).
+    let k = centroids.rows;
+    let mut j = 0;
+    while j + 4 <= k {
+        let rows = [0, 1, 2, 3].map(|o| centroids.row(j + o));
+        for (o, v) in dot4(x, rows).into_iter().enumerate() {
+            visit(j + o, v);
+        }
+        j += 4;
+    }
+    for j in j..k {
+        visit(j, dot(x, centroids.row(j)));
     }
     (b.0, b.1, s)
 }

@@ -3,7 +3,7 @@
 use rayon::prelude::*;
 
 use super::Matrix;
-use crate::matrix::simd::dot;
+use crate::matrix::simd::{dot, dot4};
 use crate::rng::Rng;
 
 /// Euclidean distance between unit vectors from their dot product.
@@ -110,26 +110,48 @@ fn potentials(
     let rows: Vec<&[f32]> = candidates.iter().map(|&c| data.row(c)).collect();
     let t = candidates.len();
     let (cc, rows) = (&cc, &rows);
-    let each: Vec<f32> = (0..d.len())
-        .into_par_iter()
-        .flat_map_iter(|i| {
-            let di = d[i];
-            let x = data.row(i);
-            (0..t).map(move |j| {
-                if cc[j][near[i] as usize] >= 2.0 * di {
-                    di * di
-                } else {
-                    let nd = unit_dist(dot(x, rows[j])).min(di);
-                    nd * nd
+    let mut each = vec![0.0f32; d.len() * t];
+    each.par_chunks_mut(t).enumerate().for_each(|(i, out)| {
+        let (di, ni, x) = (d[i], near[i] as usize, data.row(i));
+        let skip = |j: usize| cc[j][ni] >= 2.0 * di;
+        let one = |j: usize| {
+            let nd = if skip(j) {
+                di
+            } else {
+                unit_dist(dot(x, rows[j])).min(di)
+            };
+            nd * nd
+        };
+        // Four candidates at a time where none is skipped (the same cosines as one at a time).
+        let mut j = 0;
+        while j + 4 <= t {
+            if (j..j + 4).any(skip) {
+                for (o, slot) in out[j..j + 4].iter_mut().enumerate() {
+                    *slot = one(j + o);
                 }
-            })
+            } else {
+                let dots = dot4(x, [0, 1, 2, 3].map(|o| rows[j + o]));
+                for (o, v) in dots.into_iter().enumerate() {
+                    let nd = unit_dist(v).min(di);
+                    out[j + o] = nd * nd;
+                }
+            }
+            j += 4;
+        }
+        for (o, slot) in out[j..].iter_mut().enumerate() {
+            *slot = one(j + o);
+        }
+    });
+    // Each candidate's sum in point order, as one pass would add them; the candidates at once.
+    (0..t)
+        .into_par_iter()
+        .map(|j| {
+            each[j..]
+                .iter()
+                .step_by(t)
+                .fold(0.0f64, |sum, &v| sum + v as f64)
         })
-        .collect();
-    let mut out = vec![0.0f64; t];
-    for (pos, v) in each.iter().enumerate() {
-        out[pos % t] += *v as f64;
-    }
-    out
+        .collect()
 }
 
 /// Updates each point's nearest-center distance for the new center `c`.
