@@ -19,6 +19,7 @@
 #        scripts/gpu-check.sh DIR [N_DOCS [KM_N KM_D KM_K]]   steps 1-3 from DIR's binaries
 #        scripts/gpu-check.sh DIR --million [N_DOCS]          the large build's tree step
 #        scripts/gpu-check.sh DIR --all [N_DOCS [KM_N KM_D KM_K [N_LARGE]]]   both
+#        scripts/gpu-check.sh --compare DIR_A DIR_B   two outputs compared as step 3 does
 # environment:
 #   OUT=DIR                 also write the log (gpu-check.log) and the figures (results.jsonl)
 #                           there as they arrive, and the summary (summary.json) at the end
@@ -38,6 +39,23 @@ export C2S_GPU_CHECK_RUNNING=1
 # The Vulkan loader and the libraries the NVIDIA driver's Vulkan part loads (libglvnd), as
 # Debian packages: carried to a GPU machine whose image lacks them (see vulkan_setup).
 GL_PACKAGES="libvulkan1 libglvnd0 libglx0 libegl1 libgl1 libopengl0 libgles2"
+
+# compare DIR_A DIR_B NAME_B NAME_A: whether two builds wrote the same files, c2s.lock aside
+# (its config hash counts the kmeans settings); else how many differ, and the first five.
+compare() {
+  if diff -rq -x c2s.lock "$1" "$2" >/dev/null; then
+    echo "outputs $3: identical to $4 (c2s.lock aside)"
+  else
+    echo "outputs $3: $(diff -rq -x c2s.lock "$1" "$2" | wc -l) files differ from $4 (near-tie assignments):"
+    # (diff exits 1 here: under pipefail that would end the script)
+    diff -rq -x c2s.lock "$1" "$2" | sed -n 1,5p || true
+  fi
+}
+
+if [ "${1:-}" = "--compare" ]; then
+  compare "${2:?usage: scripts/gpu-check.sh --compare DIR_A DIR_B}" "${3:?usage: scripts/gpu-check.sh --compare DIR_A DIR_B}" "$3" "$2"
+  exit 0
+fi
 
 if [ "${1:-}" = "--prepare" ]; then
   dir="${2:?usage: scripts/gpu-check.sh --prepare DIR}"
@@ -133,7 +151,9 @@ due() {
 # on LD_LIBRARY_PATH; an NVIDIA driver mounted under /usr/local/nvidia (outside the loader's
 # search path) is named through VK_DRIVER_FILES.
 vulkan_setup() {
-  if ! ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1 '; then
+  # (grep reads the whole list: with -q it could stop early, and pipefail would count the
+  # writer's broken pipe as not found)
+  if ! ldconfig -p 2>/dev/null | grep 'libvulkan\.so\.1 ' >/dev/null; then
     if compgen -G "$dir/gl/*.deb" >/dev/null; then
       for f in "$dir"/gl/*.deb; do dpkg -x "$f" "$bin/gl"; done
       export LD_LIBRARY_PATH="$bin/gl/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -250,12 +270,7 @@ cold_builds() {
   # Every variant builds the same tree up to near-ties: compare what each wrote (the lock
   # differs by the config hash, which counts the kmeans settings).
   for variant in gpu gpu-all; do
-    if diff -rq -x c2s.lock "$bin/out-cpu" "$bin/out-$variant" >/dev/null; then
-      echo "outputs $variant: identical to cpu (c2s.lock aside)"
-    else
-      echo "outputs $variant: $(diff -rq -x c2s.lock "$bin/out-cpu" "$bin/out-$variant" | wc -l) files differ from cpu (near-tie assignments):"
-      diff -rq -x c2s.lock "$bin/out-cpu" "$bin/out-$variant" | head -5
-    fi
+    compare "$bin/out-cpu" "$bin/out-$variant" "$variant" cpu
   done
   rm -rf "$corpus" "$bin"/out-* "$bin"/cache-*
 }
@@ -304,7 +319,8 @@ large_build() {
 }
 
 record "{\"mode\":\"$mode\"}"
-echo "== machine: $(nproc) cores; $(nvidia-smi -L 2>/dev/null | head -1 || echo 'no nvidia-smi')"
+gpu_line=$(nvidia-smi -L 2>/dev/null | sed -n 1p) || true
+echo "== machine: $(nproc) cores; ${gpu_line:-no nvidia-smi}"
 vulkan_setup
 case "$mode" in
   million)

@@ -163,6 +163,46 @@ fn gpu_check_script_skips_what_the_deadline_leaves_no_time_for() {
     assert!(log.contains("skipped the shader tests: "), "{log}");
 }
 
+/// Step 3's comparison of two outputs (`--compare`): the lock aside, identical; else how many
+/// files differ and the first five, and the script goes on (diff's exit status under
+/// pipefail once ended it there, before the summary). Needs no GPU.
+#[test]
+fn gpu_check_compare_lists_differing_outputs_and_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("out-cpu"), tmp.path().join("out-gpu"));
+    for (dir, text) in [(&a, "one"), (&b, "two")] {
+        std::fs::create_dir(dir).unwrap();
+        std::fs::write(dir.join("c2s.lock"), text).unwrap();
+        for i in 0..7 {
+            std::fs::write(dir.join(format!("f{i}.md")), "same").unwrap();
+        }
+    }
+    let run = |x: &Path, y: &Path| {
+        let o = std::process::Command::new(crate::common::repo().join("scripts/gpu-check.sh"))
+            .arg("--compare")
+            .args([x, y])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let same = run(&a, &b);
+    assert!(
+        same.contains("identical to ") && same.contains("(c2s.lock aside)"),
+        "{same}"
+    );
+    for i in 0..7 {
+        std::fs::write(b.join(format!("f{i}.md")), "other").unwrap();
+    }
+    let differ = run(&a, &b);
+    assert!(differ.contains(": 7 files differ from "), "{differ}");
+    assert_eq!(
+        differ.lines().filter(|l| l.starts_with("Files ")).count(),
+        5,
+        "{differ}"
+    );
+}
+
 /// The summary's arithmetic and verdicts on figures as gpu-check.sh records them: speed-ups
 /// against their targets, a benchmark run that fell back to the CPU (not the GPU's time), and
 /// a CPU rebuild stopped at the deadline (a lower bound).
