@@ -89,6 +89,10 @@ def summarize(run, bench, builds, skipped):
         cold_rows(s, builds)
     if run["mode"] in ("million", "all"):
         large_rows(s, builds, run.get("large"))
+    for name, b in builds.items():
+        if "stopped_after" in b:
+            print(f"stopped at the deadline: the {name} build of {b['docs']} documents, "
+                  f"after {b['stopped_after']:.1f} s")
     for step in skipped:
         print(f"skipped at the deadline: {step}")
     return s.rows

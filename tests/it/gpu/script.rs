@@ -299,6 +299,12 @@ fn gpu_summary_judges_the_figures_against_the_targets() {
         text.contains("the large build had 500000 documents"),
         "{text}"
     );
+    assert!(
+        text.contains(
+            "stopped at the deadline: the full-cpu build of 500000 documents, after 100.0 s"
+        ),
+        "{text}"
+    );
 
     // A GPU benchmark run whose stats count no GPU run fell back to the CPU: not the GPU's time.
     let lines = [
