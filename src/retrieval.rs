@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 
 use crate::matrix::Matrix;
-use crate::matrix::simd::dot;
 use crate::text::{is_stopword, stem, words};
 
 /// Query and document terms: lowercase words without function words, stemmed ("rolling" and
@@ -71,7 +70,7 @@ impl Bm25 {
 
 /// Cosine of the query with every row (rows and query are unit vectors).
 pub fn dense_scores(query: &[f32], rows: &Matrix) -> Vec<f32> {
-    (0..rows.rows).map(|i| dot(query, rows.row(i))).collect()
+    rows.dots(query)
 }
 
 /// Indices sorted by score, best first (ties by index), at most `k`.

@@ -286,9 +286,7 @@ fn neighbour_graph(centroids: &Matrix, seed: u64) -> Vec<Vec<u32>> {
 
 /// The `m` coarse centroids nearest `x`, best first (ties by index).
 fn nearest_groups(x: &[f32], coarse: &Matrix, m: usize) -> Vec<u32> {
-    let scored: Vec<(f32, u32)> = (0..coarse.rows)
-        .map(|g| (dot(x, coarse.row(g)), g as u32))
-        .collect();
+    let scored: Vec<(f32, u32)> = coarse.dots(x).into_iter().zip(0u32..).collect();
     best_first(scored, m).into_iter().map(|x| x.1).collect()
 }
 
