@@ -27,6 +27,10 @@
 #                           skipped), and stop the large build's CPU rebuild there: its time
 #                           is then a lower bound
 set -euo pipefail
+# Paths given (DIR, OUT, --compare's) are taken from where the script was started.
+here=$PWD
+from_here() { case "$1" in /*) echo "$1" ;; *) echo "$here/$1" ;; esac; }
+[ -z "${OUT:-}" ] || OUT=$(from_here "$OUT")
 cd "$(dirname "$0")/.."
 start_time=$(date +%s)
 # The shader tests of a test binary include tests that run this script: never from within it.
@@ -53,12 +57,13 @@ compare() {
 }
 
 if [ "${1:-}" = "--compare" ]; then
-  compare "${2:?usage: scripts/gpu-check.sh --compare DIR_A DIR_B}" "${3:?usage: scripts/gpu-check.sh --compare DIR_A DIR_B}" "$3" "$2"
+  compare "$(from_here "${2:?usage: scripts/gpu-check.sh --compare DIR_A DIR_B}")" \
+    "$(from_here "${3:?usage: scripts/gpu-check.sh --compare DIR_A DIR_B}")" "$3" "$2"
   exit 0
 fi
 
 if [ "${1:-}" = "--prepare" ]; then
-  dir="${2:?usage: scripts/gpu-check.sh --prepare DIR}"
+  dir=$(from_here "${2:?usage: scripts/gpu-check.sh --prepare DIR}")
   mkdir -p "$dir"
   cargo build --release --quiet
   it=$(cargo test --no-run --message-format=json 2>/dev/null |
@@ -90,7 +95,7 @@ for l in sys.stdin:
   exit 0
 fi
 
-dir="${1:?usage: scripts/gpu-check.sh DIR [--million N | --all ...] [N_DOCS [KM_N KM_D KM_K]]}"
+dir=$(from_here "${1:?usage: scripts/gpu-check.sh DIR [--million N | --all ...] [N_DOCS [KM_N KM_D KM_K]]}")
 mode=checks
 case "${2:-}" in
   --million) mode=million; set -- "$1" "${3:-1000000}" ;;

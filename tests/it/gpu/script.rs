@@ -177,16 +177,18 @@ fn gpu_check_compare_lists_differing_outputs_and_goes_on() {
             std::fs::write(dir.join(format!("f{i}.md")), "same").unwrap();
         }
     }
-    let run = |x: &Path, y: &Path| {
+    // Paths from where the script was started, as a user types them.
+    let run = |x: &str, y: &str| {
         let o = std::process::Command::new(crate::common::repo().join("scripts/gpu-check.sh"))
             .arg("--compare")
             .args([x, y])
+            .current_dir(tmp.path())
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
-    let same = run(&a, &b);
+    let same = run("out-cpu", "out-gpu");
     assert!(
         same.contains("identical to ") && same.contains("(c2s.lock aside)"),
         "{same}"
@@ -194,7 +196,7 @@ fn gpu_check_compare_lists_differing_outputs_and_goes_on() {
     for i in 0..7 {
         std::fs::write(b.join(format!("f{i}.md")), "other").unwrap();
     }
-    let differ = run(&a, &b);
+    let differ = run("out-cpu", "out-gpu");
     assert!(differ.contains(": 7 files differ from "), "{differ}");
     assert_eq!(
         differ.lines().filter(|l| l.starts_with("Files ")).count(),
