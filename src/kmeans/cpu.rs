@@ -28,7 +28,37 @@ impl KmeansBackend for CpuKmeans {
         }
         best.expect("at least one restart")
     }
+
+    /// Small jobs side by side (each too small to keep every thread busy on its own), larger
+    /// ones one after the other on all threads; results in job order, each as `run` gives it.
+    fn run_batch(&self, data: &Matrix, jobs: &[super::Job<'_>]) -> Vec<KmeansResult> {
+        let one = |job: &super::Job<'_>| match job.rows {
+            None => self.run(data, &job.params),
+            Some(rows) => self.run(&data.subset(rows), &job.params),
+        };
+        let work = |job: &super::Job<'_>| {
+            let n = job.rows.map_or(data.rows, <[u32]>::len);
+            n as u64 * job.params.k as u64 * data.dims as u64
+        };
+        let mut out: Vec<Option<KmeansResult>> = (0..jobs.len()).map(|_| None).collect();
+        let small: Vec<usize> = (0..jobs.len())
+            .filter(|&j| work(&jobs[j]) < SMALL_JOB)
+            .collect();
+        let done: Vec<KmeansResult> = small.par_iter().map(|&j| one(&jobs[j])).collect();
+        for (j, r) in small.into_iter().zip(done) {
+            out[j] = Some(r);
+        }
+        for (j, job) in jobs.iter().enumerate() {
+            if out[j].is_none() {
+                out[j] = Some(one(job));
+            }
+        }
+        out.into_iter().map(|r| r.expect("every job ran")).collect()
+    }
 }
+
+/// Points × clusters × dimensions under which a job of a batch runs beside the others.
+const SMALL_JOB: u64 = 1 << 22;
 
 /// (best, best cosine, runner-up and its cosine).
 pub type Scan = (u32, f32, Option<(u32, f32)>);
@@ -263,6 +293,40 @@ mod tests {
         for i in 0..data.rows {
             let (a, _, _) = scan(data.row(i), &r.centroids);
             assert_eq!(a, r.assign[i]);
+        }
+    }
+
+    #[test]
+    fn a_batch_gives_each_job_its_own_run() {
+        // Jobs both sides of SMALL_JOB (the small ones run side by side), all rows and subsets.
+        let data = blobs(400, 4, 64, 5);
+        let evens: Vec<u32> = (0..data.rows as u32).step_by(2).collect();
+        let few: Vec<u32> = (0..9).collect();
+        let jobs: Vec<super::super::Job<'_>> = [
+            (None, 40),
+            (Some(&few[..]), 3),
+            (Some(&evens[..]), 4),
+            (None, 200),
+            (Some(&few[..]), 1),
+        ]
+        .into_iter()
+        .map(|(rows, k)| super::super::Job {
+            rows,
+            params: params(k),
+        })
+        .collect();
+        let work = |j: &super::super::Job<'_>| {
+            j.rows.map_or(data.rows, <[u32]>::len) as u64 * j.params.k as u64 * 64
+        };
+        assert!(
+            jobs.iter().any(|j| work(j) < SMALL_JOB) && jobs.iter().any(|j| work(j) >= SMALL_JOB)
+        );
+        let got = CpuKmeans.run_batch(&data, &jobs);
+        for (job, r) in jobs.iter().zip(&got) {
+            let sub = job
+                .rows
+                .map_or_else(|| data.clone(), |rows| data.subset(rows));
+            assert_eq!(*r, CpuKmeans.run(&sub, &job.params));
         }
     }
 

@@ -87,9 +87,9 @@ pub trait KmeansBackend: Send + Sync {
     fn device(&self) -> String;
     fn run(&self, data: &Matrix, params: &KmeansParams) -> KmeansResult;
     /// Many independent runs over rows of `data`, results in job order, each as
-    /// [`KmeansBackend::run`] gives it on those rows (so batching never changes a result). The
-    /// CPU runs them one after the other, each on all its threads, so that only one job's rows
-    /// are copied at a time; the GPU puts them on the device together.
+    /// [`KmeansBackend::run`] gives it on those rows (so batching never changes a result). By
+    /// default they run one after the other, so that only one job's rows are copied at a time;
+    /// the CPU runs its small jobs side by side, and the GPU puts them on the device together.
     fn run_batch(&self, data: &Matrix, jobs: &[Job<'_>]) -> Vec<KmeansResult> {
         jobs.iter()
             .map(|job| match job.rows {
