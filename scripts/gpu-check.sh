@@ -179,25 +179,23 @@ vulkan_setup() {
 # report FILE VARIANT START END: one build's figures (wall, tree step, K-Means seconds,
 # inertia), printed and recorded.
 report() {
-  python3 - "$@" <<'PY' >"$bin/line.json"
+  python3 - "$@" "$bin/line.json" <<'PY'
 import json, sys
 rep = json.load(open(sys.argv[1]))
 variant, wall = sys.argv[2], float(sys.argv[4]) - float(sys.argv[3])
 tree = rep["tree"]
-print(json.dumps({"build": variant, "docs": rep["documents"], "wall": round(wall, 3),
-                  "timings": rep["timings"], "skills": rep["skills"], "levels": rep["levels"],
-                  "kmeans_secs": tree.get("kmeans_secs"), "leaf_inertia": tree.get("leaf_inertia"),
-                  "kmeans_device": rep["kmeans_device"]}))
-PY
-  record "$(cat "$bin/line.json")"
-  python3 - "$bin/line.json" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
+r = {"build": variant, "docs": rep["documents"], "wall": round(wall, 3),
+     "timings": rep["timings"], "skills": rep["skills"], "levels": rep["levels"],
+     "kmeans_secs": tree.get("kmeans_secs"), "leaf_inertia": tree.get("leaf_inertia"),
+     "kmeans_device": rep["kmeans_device"]}
+with open(sys.argv[5], "w") as f:
+    f.write(json.dumps(r))
 steps = ", ".join(f"{k} {v:.2f}s" for k, v in r["timings"].items())
 km = f"; K-Means {r['kmeans_secs']:.2f}s, inertia {r['leaf_inertia']:.3f}" if r["kmeans_secs"] is not None else ""
-print(f"{r['build']}: wall {r['wall']:.2f} s, {r['skills']} skills, {r['levels']} levels; {steps}{km}")
-print(f"{r['build']}: K-Means ran on {r['kmeans_device']}")
+print(f"{variant}: wall {r['wall']:.2f} s, {r['skills']} skills, {r['levels']} levels; {steps}{km}")
+print(f"{variant}: K-Means ran on {r['kmeans_device']}")
 PY
+  record "$(cat "$bin/line.json")"
 }
 
 # inertia BASE VARIANT...: each variant's inertia against BASE's.

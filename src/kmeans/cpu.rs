@@ -3,9 +3,9 @@
 use rayon::prelude::*;
 
 use super::seed::{kmeans_pp, unit_dist};
-use super::{KmeansBackend, KmeansParams, KmeansResult, member_means};
+use super::{Job, KmeansBackend, KmeansParams, KmeansResult, member_means};
 use crate::matrix::Matrix;
-use crate::matrix::simd::{dot, dot4};
+use crate::matrix::simd::dot;
 use crate::rng::Rng;
 
 /// The rayon CPU path.
@@ -31,29 +31,26 @@ impl KmeansBackend for CpuKmeans {
 
     /// Small jobs side by side (each too small to keep every thread busy on its own), larger
     /// ones one after the other on all threads; results in job order, each as `run` gives it.
-    fn run_batch(&self, data: &Matrix, jobs: &[super::Job<'_>]) -> Vec<KmeansResult> {
-        let one = |job: &super::Job<'_>| match job.rows {
+    fn run_batch(&self, data: &Matrix, jobs: &[Job<'_>]) -> Vec<KmeansResult> {
+        let one = |job: &Job<'_>| match job.rows {
             None => self.run(data, &job.params),
             Some(rows) => self.run(&data.subset(rows), &job.params),
         };
-        let work = |job: &super::Job<'_>| {
-            let n = job.rows.map_or(data.rows, <[u32]>::len);
-            n as u64 * job.params.k as u64 * data.dims as u64
-        };
-        let mut out: Vec<Option<KmeansResult>> = (0..jobs.len()).map(|_| None).collect();
-        let small: Vec<usize> = (0..jobs.len())
-            .filter(|&j| work(&jobs[j]) < SMALL_JOB)
+        let small: Vec<bool> = jobs.iter().map(|j| j.work(data) < SMALL_JOB).collect();
+        let done: Vec<KmeansResult> = (jobs.par_iter().zip(&small))
+            .filter(|(_, s)| **s)
+            .map(|(job, _)| one(job))
             .collect();
-        let done: Vec<KmeansResult> = small.par_iter().map(|&j| one(&jobs[j])).collect();
-        for (j, r) in small.into_iter().zip(done) {
-            out[j] = Some(r);
-        }
-        for (j, job) in jobs.iter().enumerate() {
-            if out[j].is_none() {
-                out[j] = Some(one(job));
-            }
-        }
-        out.into_iter().map(|r| r.expect("every job ran")).collect()
+        let mut done = done.into_iter();
+        (jobs.iter().zip(small))
+            .map(|(job, s)| {
+                if s {
+                    done.next().expect("a result per small job")
+                } else {
+                    one(job)
+                }
+            })
+            .collect()
     }
 }
 
@@ -67,7 +64,8 @@ pub type Scan = (u32, f32, Option<(u32, f32)>);
 pub fn scan(x: &[f32], centroids: &Matrix) -> Scan {
     let mut b = (0u32, f32::NEG_INFINITY);
     let mut s: Option<(u32, f32)> = None;
-    let mut visit = |j: usize, v: f32| {
+    // Four centroids per load of the point (the same cosines as one at a time, in order).
+    centroids.each_dot(x, |j, v| {
         if v > b.1 {
             if b.1 > f32::NEG_INFINITY {
                 s = Some(b);
@@ -76,20 +74,7 @@ pub fn scan(x: &[f32], centroids: &Matrix) -> Scan {
         } else if s.is_none_or(|(_, sv)| v > sv) {
             s = Some((j as u32, v));
         }
-    };
-    // Four centroids at a time (the same cosines as one at a time, visited in the same order).
-    let k = centroids.rows;
-    let mut j = 0;
-    while j + 4 <= k {
-        let rows = [0, 1, 2, 3].map(|o| centroids.row(j + o));
-        for (o, v) in dot4(x, rows).into_iter().enumerate() {
-            visit(j + o, v);
-        }
-        j += 4;
-    }
-    for j in j..k {
-        visit(j, dot(x, centroids.row(j)));
-    }
+    });
     (b.0, b.1, s)
 }
 
@@ -302,7 +287,7 @@ mod tests {
         let data = blobs(400, 4, 64, 5);
         let evens: Vec<u32> = (0..data.rows as u32).step_by(2).collect();
         let few: Vec<u32> = (0..9).collect();
-        let jobs: Vec<super::super::Job<'_>> = [
+        let jobs: Vec<Job<'_>> = [
             (None, 40),
             (Some(&few[..]), 3),
             (Some(&evens[..]), 4),
@@ -310,16 +295,14 @@ mod tests {
             (Some(&few[..]), 1),
         ]
         .into_iter()
-        .map(|(rows, k)| super::super::Job {
+        .map(|(rows, k)| Job {
             rows,
             params: params(k),
         })
         .collect();
-        let work = |j: &super::super::Job<'_>| {
-            j.rows.map_or(data.rows, <[u32]>::len) as u64 * j.params.k as u64 * 64
-        };
         assert!(
-            jobs.iter().any(|j| work(j) < SMALL_JOB) && jobs.iter().any(|j| work(j) >= SMALL_JOB)
+            jobs.iter().any(|j| j.work(&data) < SMALL_JOB)
+                && jobs.iter().any(|j| j.work(&data) >= SMALL_JOB)
         );
         let got = CpuKmeans.run_batch(&data, &jobs);
         for (job, r) in jobs.iter().zip(&got) {

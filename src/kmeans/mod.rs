@@ -107,3 +107,17 @@ pub struct Job<'a> {
     pub rows: Option<&'a [u32]>,
     pub params: KmeansParams,
 }
+
+impl Job<'_> {
+    /// How many points it clusters.
+    pub fn points(&self, data: &Matrix) -> usize {
+        self.rows.map_or(data.rows, <[u32]>::len)
+    }
+
+    /// Its size: points × clusters (as many as points at most) × dimensions.
+    pub fn work(&self, data: &Matrix) -> u64 {
+        let n = self.points(data) as u64;
+        let k = self.params.k.clamp(1, n.max(1) as usize) as u64;
+        n.saturating_mul(k).saturating_mul(data.dims as u64)
+    }
+}

@@ -51,13 +51,25 @@ impl Matrix {
     /// [`simd::dot`] a row).
     pub fn dots(&self, a: &[f32]) -> Vec<f32> {
         let mut out = Vec::with_capacity(self.rows);
+        self.each_dot(a, |_, v| out.push(v));
+        out
+    }
+
+    /// Calls `f(row, dot)` for every row in order, as [`Matrix::dots`] computes them, without
+    /// collecting them.
+    #[inline]
+    pub fn each_dot(&self, a: &[f32], mut f: impl FnMut(usize, f32)) {
         let mut i = 0;
         while i + 4 <= self.rows {
-            out.extend(simd::dot4(a, [0, 1, 2, 3].map(|o| self.row(i + o))));
+            let rows = [0, 1, 2, 3].map(|o| self.row(i + o));
+            for (o, v) in simd::dot4(a, rows).into_iter().enumerate() {
+                f(i + o, v);
+            }
             i += 4;
         }
-        out.extend((i..self.rows).map(|r| simd::dot(a, self.row(r))));
-        out
+        for r in i..self.rows {
+            f(r, simd::dot(a, self.row(r)));
+        }
     }
 
     pub fn row(&self, i: usize) -> &[f32] {

@@ -4,14 +4,29 @@
 /// Dot product of two equal-length slices.
 #[inline]
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let [d] = dots(a, [b]);
+    d
+}
+
+/// The dot products of `a` with each of four slices: bit for bit what four [`dot`] calls give
+/// (each keeps the same 16 accumulators and the same reduction), with each chunk of `a` loaded
+/// once for all four. K-Means scans a point against its centroids four at a time with it.
+#[inline]
+pub fn dot4(a: &[f32], b: [&[f32]; 4]) -> [f32; 4] {
+    dots(a, b)
+}
+
+/// `R` dot products of `a`: the AVX2+FMA kernel when the CPU has it, else the portable one.
+#[inline]
+fn dots<const R: usize>(a: &[f32], b: [&[f32]; R]) -> [f32; R] {
     #[cfg(target_arch = "x86_64")]
     {
         if has_avx2_fma() {
             // SAFETY: the CPU supports AVX2 and FMA (checked above).
-            return unsafe { dot_avx2(a, b) };
+            return unsafe { dots_avx2(a, b) };
         }
     }
-    dot_portable(a, b)
+    b.map(|r| dot_portable(a, r))
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -22,13 +37,6 @@ fn has_avx2_fma() -> bool {
     *HAS.get_or_init(|| {
         std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
     })
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
-    let [d] = unsafe { dots_avx2(a, [b]) };
-    d
 }
 
 /// Portable build of the same kernel.
@@ -62,27 +70,6 @@ fn dot_blocked<const FMA: bool>(a: &[f32], b: &[f32]) -> f32 {
         s[j] = acc[j] + acc[j + 8];
     }
     ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7])) + tail
-}
-
-/// The dot products of `a` with each of four slices: bit for bit what four [`dot`] calls give
-/// (each keeps the same 16 accumulators and the same reduction), with each chunk of `a` loaded
-/// once for all four. K-Means scans a point against its centroids four at a time with it.
-#[inline]
-pub fn dot4(a: &[f32], b: [&[f32]; 4]) -> [f32; 4] {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if has_avx2_fma() {
-            // SAFETY: the CPU supports AVX2 and FMA (checked above).
-            return unsafe { dot4_avx2(a, b) };
-        }
-    }
-    b.map(|r| dot_portable(a, r))
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn dot4_avx2(a: &[f32], b: [&[f32]; 4]) -> [f32; 4] {
-    unsafe { dots_avx2(a, b) }
 }
 
 /// `R` dot products of `a`, each what `dot_blocked::<true>` gives, in AVX2 intrinsics (what the

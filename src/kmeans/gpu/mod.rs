@@ -158,7 +158,7 @@ impl GpuKmeans {
         let gpu = &self.gpu;
         let shapes: Vec<(Option<&[u32]>, usize)> = jobs
             .iter()
-            .map(|j| (j.rows, j.params.k.clamp(1, points(data, j))))
+            .map(|j| (j.rows, j.params.k.clamp(1, j.points(data))))
             .collect();
         let clock = std::time::Instant::now();
         let b = Batch::new(gpu, data, &shapes, self.chunk_points)?;
@@ -257,14 +257,10 @@ impl KmeansBackend for GpuKmeans {
     fn run_batch(&self, data: &Matrix, jobs: &[Job<'_>]) -> Vec<KmeansResult> {
         // Jobs without points have nothing to put on the device.
         let (full, empty): (Vec<usize>, Vec<usize>) =
-            (0..jobs.len()).partition(|&j| points(data, &jobs[j]) > 0);
+            (0..jobs.len()).partition(|&j| jobs[j].points(data) > 0);
         let work: u64 = full
             .iter()
-            .map(|&j| {
-                let n = points(data, &jobs[j]) as u64;
-                let k = jobs[j].params.k.clamp(1, n as usize) as u64;
-                n.saturating_mul(k).saturating_mul(data.dims as u64)
-            })
+            .map(|&j| jobs[j].work(data))
             .fold(0, u64::saturating_add);
         if full.is_empty() || work < self.min_work {
             self.small_runs.fetch_add(full.len(), Ordering::Relaxed);
@@ -290,9 +286,4 @@ impl KmeansBackend for GpuKmeans {
             }
         }
     }
-}
-
-/// Points of a job.
-fn points(data: &Matrix, job: &Job<'_>) -> usize {
-    job.rows.map_or(data.rows, <[u32]>::len)
 }
