@@ -1,6 +1,6 @@
 // What every K-Means kernel shares (prepended to each by src/kmeans/gpu/device.rs): the params
-// uniform, the work table of blocks, and a point's assignment. A batch lays every run's points
-// out in blocks of 64 (one workgroup each; a block never mixes runs).
+// uniform, the work table of blocks, the run table, and a point's assignment. A batch lays
+// every run's points out in blocks of 64 (one workgroup each; a block never mixes runs).
 
 const WG: u32 = 64u;
 
@@ -10,7 +10,7 @@ struct Params {
     n: u32,        // blocks in this chunk (centroids for kmeans_finish, runs for kmeans_choose)
     extra: u32,    // what the kernel says
     base: u32,     // the chunk's first block in the batch
-    pad1: u32,
+    span: u32,     // the chunk's blocks (for kernels dispatched per run and chunk)
     pad2: u32,
     pad3: u32,
 }
@@ -22,6 +22,18 @@ struct Work {
     c_off: u32, // the run's first centroid
     c_n: u32,   // the run's centroids
     run: u32,   // the run
+}
+
+// One run of the batch, for the kernels that work per run.
+struct RunInfo {
+    first_block: u32, // its first block in the batch (its blocks are consecutive)
+    blocks: u32,
+    n: u32,           // its points
+    k: u32,           // its centroids
+    c_off: u32,       // its first centroid in the batch
+    trials: u32,      // candidates per greedy k-means++ step
+    draw_off: u32,    // its first uniform number in kmeans_sample.wgsl's `draws`
+    pad: u32,
 }
 
 struct Assignment {

@@ -3,7 +3,8 @@
 // per block of 64 points and candidate (`pot`, indexed across the batch, block-major), in a
 // fixed-order tree reduction (deterministic). kmeans_choose.wgsl adds a run's blocks and keeps
 // the candidate with the lowest potential. Candidates are `t` (`params.extra`) rows per run in
-// `cands`. The block's points are staged through workgroup memory 32 dimensions at a time
+// `cands`; runs whose `ncand` is 0 take no center this step and are skipped. `dist` holds one
+// distance per slot of the batch. The block's points are staged through workgroup memory 32 dimensions at a time
 // (under the 16 KiB of workgroup memory every device has), so that global reads are coalesced.
 
 const MAX_T: u32 = 16u;
@@ -16,7 +17,7 @@ const STRIDE: u32 = 33u;
 @group(0) @binding(3) var<storage, read_write> pot: array<f32>; // t per block
 @group(0) @binding(4) var<uniform> params: Params;
 @group(0) @binding(5) var<storage, read> work: array<Work>;
-@group(0) @binding(6) var<storage, read> stepping: array<u32>;
+@group(0) @binding(6) var<storage, read> ncand: array<u32>;
 
 var<workgroup> tile: array<f32, 2112>; // WG * STRIDE
 var<workgroup> ctile: array<f32, 512>; // MAX_T * TILE_D
@@ -29,10 +30,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         return;
     }
     let w = work[b];
-    if (stepping[w.run] == 0u) {
+    if (ncand[w.run] == 0u) {
         return;
     }
-    let p = w.start + lid;
+    let p = (params.base + b) * WG + lid; // the slot in the batch
     let live = lid < w.count;
     var di = 0.0;
     if (live) {

@@ -1,10 +1,10 @@
 // One step of k-means++ seeding for a batch of runs, on the device: every point of a run that
-// takes a center this step lowers its distance to the nearest chosen center (`dist`) with the
-// run's new center (`centers`, one row per run), and each block of 64 points writes the sum of
-// its squared distances (`block`, indexed across the batch), in a fixed-order tree reduction
-// (deterministic). The host reads the distances and block sums to draw the next candidates by
-// D² sampling. With `params.extra` set the new center is the run's first and replaces the
-// distance.
+// takes a center this step (its `ncand` is not 0) lowers its distance to the nearest chosen
+// center (`dist`, one per slot of the batch) with the run's new center (`centers`, one row per
+// run), and each block of 64 points writes the sum of its squared distances (`block`, indexed
+// across the batch), in a fixed-order tree reduction (deterministic), from which
+// kmeans_sample.wgsl draws the next candidates. With `params.extra` set the new center is the
+// run's first and replaces the distance.
 // Blocks of runs that take no center this step only write their sums. Distances are the norm
 // of the difference, so a point identical to a center is exactly 0 from it and is never drawn
 // again (2 - 2 dot may round above 0). The block's points are staged through workgroup memory
@@ -20,7 +20,7 @@ const STRIDE: u32 = 33u; // TILE_D + 1: no bank conflicts when a thread walks it
 @group(0) @binding(3) var<storage, read_write> block: array<f32>;
 @group(0) @binding(4) var<uniform> params: Params;
 @group(0) @binding(5) var<storage, read> work: array<Work>;
-@group(0) @binding(6) var<storage, read> stepping: array<u32>; // per run: 1 if it takes a center
+@group(0) @binding(6) var<storage, read> ncand: array<u32>; // per run: 0 if it takes no center
 
 var<workgroup> tile: array<f32, 2112>; // WG * STRIDE
 var<workgroup> center: array<f32, 32>;
@@ -33,13 +33,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         return;
     }
     let w = work[b];
-    let p = w.start + lid;
+    let p = (params.base + b) * WG + lid; // the slot in the batch
     let live = lid < w.count;
     var di = 0.0;
     if (live) {
         di = dist[p];
     }
-    if (stepping[w.run] == 1u) {
+    if (ncand[w.run] != 0u) {
         var e2 = 0.0;
         for (var d0 = 0u; d0 < params.d; d0 = d0 + TILE_D) {
             let width = min(TILE_D, params.d - d0);

@@ -8,7 +8,7 @@ pub mod scaled;
 mod seed;
 
 pub use cpu::{CpuKmeans, scan};
-pub use gpu::{GpuDevice, GpuKmeans, GpuStats};
+pub use gpu::{GpuDevice, GpuError, GpuKmeans, GpuStats};
 
 use crate::matrix::{Matrix, normalize};
 

@@ -2,7 +2,7 @@
 //! (except documented near-ties, gap < 1e-5) and inertia; odd sizes, D not a multiple of the
 //! tile, k > N, one and several chunks, and a 2-D dispatch past 65,535 workgroups.
 
-use c2s::kmeans::{CpuKmeans, GpuKmeans, KmeansBackend, KmeansParams, scan};
+use c2s::kmeans::{CpuKmeans, GpuDevice, GpuError, GpuKmeans, KmeansBackend, KmeansParams, scan};
 use c2s::matrix::{Matrix, normalize};
 use c2s::rng::Rng;
 
@@ -11,15 +11,23 @@ use crate::common::skip;
 mod kernels;
 mod script;
 
+/// The GPU backend on the first Vulkan adapter (lavapipe here), or a loud skip when there is
+/// none. A device that opens but whose kernels fail to compile fails the test.
 pub(crate) fn gpu() -> Option<GpuKmeans> {
-    match GpuKmeans::new(true) {
-        Ok(g) => Some(g),
-        Err(e) => {
+    device().map(|dev| GpuKmeans::on(dev).expect("the K-Means kernels compile"))
+}
+
+/// The first Vulkan adapter's device, or a loud skip when there is none.
+pub(crate) fn device() -> Option<GpuDevice> {
+    match GpuDevice::acquire(true) {
+        Ok(dev) => Some(dev),
+        Err(e @ GpuError::NoAdapter(_)) => {
             skip(&format!(
                 "no Vulkan adapter for the GPU K-Means tests ({e}); install mesa-vulkan-drivers"
             ));
             None
         }
+        Err(e) => panic!("the Vulkan adapter did not open: {e}"),
     }
 }
 

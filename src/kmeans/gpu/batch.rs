@@ -4,7 +4,8 @@
 //! buffer; and the per-point, per-cluster and per-run state the kernels keep between
 //! dispatches. A single run is a batch of one.
 
-use super::device::{BLOCK, Gpu, GpuError, cast};
+use super::device::{BLOCK, Gpu, GpuError, cast, grid};
+use crate::kmeans::seed::seed_trials;
 use crate::matrix::Matrix;
 
 /// One block of the work table, as the kernels read it.
@@ -51,7 +52,25 @@ pub struct Params {
     pub extra: u32,
     /// The chunk's first block in the batch.
     pub base: u32,
-    pub pad: [u32; 3],
+    /// The chunk's blocks (for kernels dispatched per run and chunk).
+    pub span: u32,
+    pub pad: [u32; 2],
+}
+
+/// One run of the batch, as the kernels that work per run read it (`RunInfo`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct RunInfo {
+    pub first_block: u32,
+    pub blocks: u32,
+    pub n: u32,
+    pub k: u32,
+    pub c_off: u32,
+    /// Candidates per greedy k-means++ step.
+    pub trials: u32,
+    /// The run's first uniform number among a seeding's draws.
+    pub draw_off: u32,
+    pub pad: u32,
 }
 
 /// Point slots of a chunk, and the buffers that hold one value per slot or per block.
@@ -60,8 +79,6 @@ pub struct Chunk {
     pub slots: usize,
     pub points: wgpu::Buffer,
     pub out: wgpu::Buffer,
-    /// Each point's distance to its nearest seed.
-    pub dist: wgpu::Buffer,
     pub work: wgpu::Buffer,
     pub blocks: Vec<Work>,
     /// Its first block in the batch.
@@ -89,12 +106,14 @@ pub struct Run<'a> {
     pub k: usize,
     /// First centroid in the batch.
     pub c_off: usize,
+    /// Candidates per greedy k-means++ step (0 when k is 1: no step).
+    pub trials: usize,
     /// The run's blocks, in point order (block b holds points 64 b ..).
     pub places: Vec<Place>,
 }
 
 /// Most candidates per greedy k-means++ step (`kmeans_potential.wgsl`'s MAX_T).
-pub const MAX_TRIALS: usize = 16;
+const MAX_TRIALS: usize = 16;
 
 /// The resident batch.
 pub struct Batch<'a> {
@@ -116,23 +135,56 @@ pub struct Batch<'a> {
     pub active: wgpu::Buffer,
     /// Per run: one seed row (the center it takes this step).
     pub centers: wgpu::Buffer,
-    /// Per run: `MAX_TRIALS` candidate rows.
+    /// Candidates per run and seeding step, at most (the stride of the per-candidate buffers).
+    pub stride: usize,
+    /// Per run: `stride` candidate rows.
     pub cands: wgpu::Buffer,
-    /// Blocks in the batch.
-    pub n_blocks: usize,
+    /// Per run: `stride` candidates' slots in the batch.
+    pub cand_slot: wgpu::Buffer,
+    /// Per slot of the batch (64 per block): the distance to the nearest seed.
+    pub dist: wgpu::Buffer,
     /// Per block: the sum of its squared seed distances.
     pub block_sums: wgpu::Buffer,
     /// Per block and candidate: potentials.
     pub pots: wgpu::Buffer,
-    /// Per run: its first block in the batch and its blocks.
-    pub run_blocks: wgpu::Buffer,
+    /// Per run: its [`RunInfo`].
+    pub run_table: wgpu::Buffer,
     /// Per run: candidates this seeding step (0: it takes no center).
     pub ncand: wgpu::Buffer,
-    /// Per run: the candidate it took this seeding step.
-    pub chosen: wgpu::Buffer,
+    /// Per run: the centers it has taken so far.
+    pub taken: wgpu::Buffer,
+    /// Per centroid: its seed (a point of its run).
+    pub seeds: wgpu::Buffer,
+}
+
+/// The run table: each run's blocks, sizes and where its draws start (a seeding draws
+/// `trials` numbers per step, `k - 1` steps).
+fn run_table(runs: &[Run]) -> Vec<RunInfo> {
+    let mut draw_off = 0;
+    runs.iter()
+        .map(|r| {
+            let info = RunInfo {
+                first_block: r.places.first().map_or(0, |p| p.global) as u32,
+                blocks: r.places.len() as u32,
+                n: r.n as u32,
+                k: r.k as u32,
+                c_off: r.c_off as u32,
+                trials: r.trials as u32,
+                draw_off: draw_off as u32,
+                pad: 0,
+            };
+            draw_off += r.draws();
+            info
+        })
+        .collect()
 }
 
 impl Run<'_> {
+    /// The uniform numbers a seeding of the run draws.
+    pub fn draws(&self) -> usize {
+        self.k.saturating_sub(1) * self.trials
+    }
+
     /// Point `i` of the run.
     pub fn row(&self, i: usize) -> &[f32] {
         match self.rows {
@@ -210,6 +262,11 @@ impl<'a> Batch<'a> {
                 n,
                 k,
                 c_off,
+                trials: if k > 1 {
+                    seed_trials(k).min(MAX_TRIALS)
+                } else {
+                    0
+                },
                 places,
             });
             c_off += k;
@@ -226,7 +283,6 @@ impl<'a> Batch<'a> {
                     slots,
                     points: gpu.zeroed("points", (slots * d * 4) as u64, storage),
                     out: gpu.zeroed("assignments", (slots * 16) as u64, storage),
-                    dist: gpu.zeroed("seed distances", (slots * 4) as u64, storage),
                     work: gpu.upload("work", bytemuck::cast_slice(&blocks), storage),
                     blocks,
                 }
@@ -256,20 +312,18 @@ impl<'a> Batch<'a> {
             .flat_map(|(r, run)| std::iter::repeat_n(r as u32, run.k))
             .collect();
         let n_runs = runs.len();
-        let run_blocks: Vec<[u32; 2]> = runs
-            .iter()
-            .map(|r| {
-                let first = r.places.first().map_or(0, |p| p.global);
-                [first as u32, r.places.len() as u32]
-            })
-            .collect();
+        let stride = runs.iter().map(|r| r.trials).max().unwrap_or(0).max(1);
+        let table = run_table(&runs);
         Ok(Batch {
-            n_blocks,
+            dist: gpu.zeroed("seed distances", (n_blocks * BLOCK * 4) as u64, storage),
             block_sums: gpu.zeroed("block sums", (n_blocks * 4) as u64, storage),
-            pots: gpu.zeroed("potentials", (n_blocks * MAX_TRIALS * 4) as u64, storage),
-            run_blocks: gpu.upload("run blocks", bytemuck::cast_slice(&run_blocks), storage),
+            pots: gpu.zeroed("potentials", (n_blocks * stride * 4) as u64, storage),
+            run_table: gpu.upload("runs", bytemuck::cast_slice(&table), storage),
             ncand: gpu.zeroed("candidates", (n_runs * 4) as u64, storage),
-            chosen: gpu.zeroed("chosen", (n_runs * 4) as u64, storage),
+            taken: gpu.zeroed("centers taken", (n_runs * 4) as u64, storage),
+            seeds: gpu.zeroed("seeds", (c_total * 4) as u64, storage),
+            cand_slot: gpu.zeroed("candidate slots", (n_runs * stride * 4) as u64, storage),
+            stride,
             d,
             centroids: gpu.zeroed("centroids", (c_total * d * 4) as u64, storage),
             acc: gpu.zeroed("sums", (c_total * d * 8) as u64, storage),
@@ -278,11 +332,7 @@ impl<'a> Batch<'a> {
             changed: gpu.zeroed("changed", (n_runs * 4) as u64, storage),
             active: gpu.zeroed("active", (n_runs * 4) as u64, storage),
             centers: gpu.zeroed("seed rows", (n_runs * d * 4) as u64, storage),
-            cands: gpu.zeroed(
-                "candidate rows",
-                (n_runs * MAX_TRIALS * d * 4) as u64,
-                storage,
-            ),
+            cands: gpu.zeroed("candidate rows", (n_runs * stride * d * 4) as u64, storage),
             runs,
             chunks,
             c_total,
@@ -293,11 +343,26 @@ impl<'a> Batch<'a> {
     pub fn chunk_params(&self, chunk: &Chunk, extra: u32) -> Params {
         Params {
             d: self.d as u32,
-            x_groups: super::device::grid(chunk.blocks.len() as u32).0,
+            x_groups: grid(chunk.blocks.len() as u32).0,
             n: chunk.blocks.len() as u32,
             extra,
             base: chunk.base as u32,
-            pad: [0; 3],
+            span: chunk.blocks.len() as u32,
+            pad: [0; 2],
+        }
+    }
+
+    /// Params for a kernel over the runs (one workgroup each), for one chunk if given.
+    pub fn run_params(&self, chunk: Option<&Chunk>, extra: u32) -> Params {
+        let n = self.runs.len() as u32;
+        Params {
+            d: self.d as u32,
+            x_groups: grid(n).0,
+            n,
+            extra,
+            base: chunk.map_or(0, |c| c.base as u32),
+            span: chunk.map_or(0, |c| c.blocks.len() as u32),
+            pad: [0; 2],
         }
     }
 

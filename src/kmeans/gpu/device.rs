@@ -1,6 +1,7 @@
-//! The wgpu device of the GPU K-Means: finding an adapter, compiling the six kernels, and the
-//! few operations the rest of `kmeans::gpu` builds on (a buffer from bytes, a dispatch, one
-//! checked round trip that runs recorded work and reads regions back).
+//! The wgpu device of the GPU K-Means: finding an adapter, compiling the eight kernels, and the
+//! few operations the rest of `kmeans::gpu` builds on (a buffer from bytes, a bind group, a
+//! dispatch, work submitted without waiting, one checked round trip that runs recorded work
+//! and reads regions back).
 
 use std::borrow::Cow;
 
@@ -35,6 +36,9 @@ pub struct GpuDevice {
     pub info: wgpu::AdapterInfo,
     /// The device's `max_storage_buffer_binding_size`.
     pub max_binding: u64,
+    /// Whether shaders have f64 (`SHADER_F64`): the seeding's draws then sum in f64, as the CPU
+    /// path does, else in f32. Tests clear it to check the f32 draws.
+    pub f64: bool,
 }
 
 impl GpuDevice {
@@ -55,8 +59,10 @@ impl GpuDevice {
             return Err(GpuError::CpuAdapter(info.name.clone()));
         }
         let limits = adapter.limits();
+        let features = adapter.features() & wgpu::Features::SHADER_F64;
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("c2s-kmeans"),
+            required_features: features,
             required_limits: limits.clone(),
             ..Default::default()
         }))
@@ -66,6 +72,7 @@ impl GpuDevice {
             queue,
             info,
             max_binding: limits.max_storage_buffer_binding_size,
+            f64: features.contains(wgpu::Features::SHADER_F64),
         })
     }
 }
@@ -92,6 +99,10 @@ pub struct Kernels {
     pub potential: Kernel,
     /// The candidate with the lowest potential (`kmeans_choose.wgsl`).
     pub choose: Kernel,
+    /// D² sampling of the candidates (`kmeans_sample.wgsl`).
+    pub sample: Kernel,
+    /// The candidates' rows (`kmeans_gather.wgsl`).
+    pub gather: Kernel,
 }
 
 /// The device, its queue and the compiled kernels.
@@ -100,6 +111,8 @@ pub struct Gpu {
     pub queue: wgpu::Queue,
     pub info: wgpu::AdapterInfo,
     pub max_binding: u64,
+    /// Whether the seeding's draws sum in f64 ([`GpuDevice::f64`]).
+    pub f64: bool,
     pub kernels: Kernels,
     /// Round trips so far (submissions waited for).
     pub rounds: std::sync::atomic::AtomicUsize,
@@ -109,7 +122,7 @@ pub struct Gpu {
 const COMMON: &str = include_str!("../../../shaders/kmeans_common.wgsl");
 
 /// The kernels: name, source and entry point.
-const SOURCES: [(&str, &str, &str); 6] = [
+const SOURCES: [(&str, &str, &str); 8] = [
     (
         "kmeans_assign",
         include_str!("../../../shaders/kmeans_assign.wgsl"),
@@ -140,6 +153,16 @@ const SOURCES: [(&str, &str, &str); 6] = [
         include_str!("../../../shaders/kmeans_choose.wgsl"),
         "main",
     ),
+    (
+        "kmeans_sample",
+        include_str!("../../../shaders/kmeans_sample.wgsl"),
+        "main",
+    ),
+    (
+        "kmeans_gather",
+        include_str!("../../../shaders/kmeans_gather.wgsl"),
+        "main",
+    ),
 ];
 
 impl Gpu {
@@ -150,14 +173,20 @@ impl Gpu {
             queue,
             info,
             max_binding,
+            f64,
         } = dev;
+        // The type kmeans_sample.wgsl sums in.
+        let real = format!("alias real = {};", if f64 { "f64" } else { "f32" });
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let mut kernels: Vec<Kernel> = SOURCES
             .iter()
             .map(|&(name, source, entry)| {
                 let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                     label: Some(name),
-                    source: wgpu::ShaderSource::Wgsl(Cow::Owned(format!("{COMMON}\n{source}"))),
+                    source: wgpu::ShaderSource::Wgsl(Cow::Owned(format!(
+                        "{COMMON}\n{}\n{source}",
+                        if name == "kmeans_sample" { &real } else { "" }
+                    ))),
                 });
                 let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                     label: Some(name),
@@ -179,13 +208,22 @@ impl Gpu {
             return Err(GpuError::Wgpu(e.to_string()));
         }
         let mut next = || kernels.remove(0);
-        let (assign, sums, finish, seed, potential, choose) =
-            (next(), next(), next(), next(), next(), next());
+        let (assign, sums, finish, seed, potential, choose, sample, gather) = (
+            next(),
+            next(),
+            next(),
+            next(),
+            next(),
+            next(),
+            next(),
+            next(),
+        );
         Ok(Gpu {
             device,
             queue,
             info,
             max_binding,
+            f64,
             kernels: Kernels {
                 assign,
                 sums,
@@ -193,6 +231,8 @@ impl Gpu {
                 seed,
                 potential,
                 choose,
+                sample,
+                gather,
             },
             rounds: Default::default(),
         })
@@ -225,6 +265,23 @@ impl Gpu {
         )
     }
 
+    /// A bind group for `kernel`, its bindings 0, 1, … being `buffers`.
+    pub fn bind(&self, kernel: &Kernel, buffers: &[&wgpu::Buffer]) -> wgpu::BindGroup {
+        let entries: Vec<wgpu::BindGroupEntry> = buffers
+            .iter()
+            .enumerate()
+            .map(|(i, b)| wgpu::BindGroupEntry {
+                binding: i as u32,
+                resource: b.as_entire_binding(),
+            })
+            .collect();
+        self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(kernel.name),
+            layout: &kernel.layout,
+            entries: &entries,
+        })
+    }
+
     /// Records `kernel` over `workgroups` workgroups (2-D past 65,535: the kernel's params
     /// carry the workgroups per row, [`grid`]), its bindings 0, 1, … being `buffers`.
     pub fn dispatch(
@@ -237,27 +294,28 @@ impl Gpu {
         if workgroups == 0 {
             return;
         }
-        let entries: Vec<wgpu::BindGroupEntry> = buffers
-            .iter()
-            .enumerate()
-            .map(|(i, b)| wgpu::BindGroupEntry {
-                binding: i as u32,
-                resource: b.as_entire_binding(),
-            })
-            .collect();
-        let bind = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(kernel.name),
-            layout: &kernel.layout,
-            entries: &entries,
-        });
-        let (x, y) = grid(workgroups);
+        let bind = self.bind(kernel, buffers);
         let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some(kernel.name),
             timestamp_writes: None,
         });
-        pass.set_pipeline(&kernel.pipeline);
-        pass.set_bind_group(0, &bind, &[]);
-        pass.dispatch_workgroups(x, y, 1);
+        run(&mut pass, kernel, &bind, workgroups);
+    }
+
+    /// Records work into one compute pass and submits it without waiting (the queue runs
+    /// submissions in order; a later [`Gpu::round`] waits for all of them).
+    pub fn submit(&self, record: impl FnOnce(&mut wgpu::ComputePass)) {
+        let mut enc = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: None,
+                timestamp_writes: None,
+            });
+            record(&mut pass);
+        }
+        self.queue.submit([enc.finish()]);
     }
 
     /// One round trip: records work with `record`, copies each `(buffer, offset, bytes)`
@@ -327,6 +385,18 @@ impl Gpu {
         staging.unmap();
         Ok(out)
     }
+}
+
+/// Records `kernel` with its bind group over `workgroups` workgroups into a pass (each
+/// dispatch sees the writes of the ones before it).
+pub fn run(pass: &mut wgpu::ComputePass, kernel: &Kernel, bind: &wgpu::BindGroup, workgroups: u32) {
+    if workgroups == 0 {
+        return;
+    }
+    let (x, y) = grid(workgroups);
+    pass.set_pipeline(&kernel.pipeline);
+    pass.set_bind_group(0, bind, &[]);
+    pass.dispatch_workgroups(x, y, 1);
 }
 
 /// Workgroups per row and rows of a 2-D dispatch of `workgroups`.

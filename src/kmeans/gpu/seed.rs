@@ -1,218 +1,209 @@
 //! Greedy k-means++ seeding of a resident batch, on the device: the same algorithm and random
 //! draws as the CPU path (`kmeans::seed`), with every run of the batch taking its next center
-//! in the same step. Each point's distance to its nearest center stays on the device. A step is
-//! one round trip for the whole batch, whatever its size: the host draws each run's candidates
-//! by D² sampling from the distances and block sums the last step read back (in f64, as the CPU
-//! path does), then one submission computes every candidate's potential, keeps the lowest per
-//! run, adds it to the distances, and reads back the choices, the distances and the block sums.
+//! in the same step, and no round trip between steps. The host draws each run's first point and
+//! all the uniform numbers its steps will use, from the run's random state in the CPU path's
+//! order; then each step is five kernels recorded back to back: D² sampling of the candidates
+//! from the distances and block sums (`kmeans_sample.wgsl`), their rows gathered
+//! (`kmeans_gather.wgsl`), their potentials (`kmeans_potential.wgsl`), the choice
+//! (`kmeans_choose.wgsl`) and the new center's distances (`kmeans_seed.wgsl`). Steps go to the
+//! queue in submissions of [`STEPS_PER_SUBMIT`] without waiting; the seeds come back in one
+//! read at the end.
+//!
+//! Where the device lacks f64 the draws sum in f32, so they may differ from the CPU path's; a
+//! run whose points all sit on its centers takes a point without a draw, and then its later
+//! steps use the numbers drawn for them (the CPU path shifts them by one step).
 
-use super::batch::{Batch, MAX_TRIALS, Params};
-use super::device::{BLOCK, Gpu, GpuError, cast, grid};
-use crate::kmeans::seed::seed_trials;
+use super::batch::Batch;
+use super::device::{Gpu, GpuError, cast, run};
 use crate::rng::Rng;
 
-/// What a step reads back: per run the candidate it took, per block the sum of its squared
-/// distances, and per chunk every slot's distance.
-struct Readback {
-    chosen: Vec<u32>,
-    sums: Vec<f32>,
-    dist: Vec<Vec<f32>>,
-}
+/// Seeding steps per submission: the queue never waits between them, and a submission stays
+/// short enough for a driver's watchdog.
+const STEPS_PER_SUBMIT: usize = 32;
 
 /// Seed rows of each run (`k` of its points), drawing from each run's `rng` exactly as the CPU
 /// path draws.
 pub fn seed(gpu: &Gpu, batch: &Batch, rngs: &mut [Rng]) -> Result<Vec<Vec<usize>>, GpuError> {
     let runs = &batch.runs;
-    let mut centers: Vec<Vec<usize>> = runs
-        .iter()
-        .zip(rngs.iter_mut())
-        .map(|(run, rng)| vec![rng.below(run.n)])
-        .collect();
-    // The first centers: written by the host, taken without a choice.
-    let firsts: Vec<Vec<usize>> = centers.clone();
-    let mut state = step(gpu, batch, &firsts, true)?;
-    loop {
-        let need: Vec<bool> = runs
-            .iter()
-            .zip(&centers)
-            .map(|(run, c)| c.len() < run.k)
-            .collect();
-        if !need.iter().any(|&x| x) {
-            return Ok(centers);
-        }
-        let cands = draw(batch, &need, &state, &centers, rngs);
-        state = step(gpu, batch, &cands, false)?;
-        for (r, c) in cands.iter().enumerate() {
-            if !c.is_empty() {
-                centers[r].push(c[state.chosen[r] as usize]);
-            }
-        }
+    let mut firsts = Vec::with_capacity(runs.len());
+    let mut draws: Vec<f64> = Vec::new();
+    for (run, rng) in runs.iter().zip(rngs.iter_mut()) {
+        firsts.push(rng.below(run.n));
+        draws.extend((0..run.draws()).map(|_| rng.next_f64()));
     }
+    let draws = if gpu.f64 {
+        gpu.upload("draws", bytemuck::cast_slice(&draws), storage())
+    } else {
+        let narrow: Vec<f32> = draws.iter().map(|&x| x as f32).collect();
+        gpu.upload("draws", bytemuck::cast_slice(&narrow), storage())
+    };
+    start(gpu, batch, &firsts);
+    let steps = runs.iter().map(|r| r.k - 1).max().unwrap_or(0);
+    let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let kernels = Steps::new(gpu, batch, &draws);
+    gpu.submit(|pass| kernels.distances(pass, true));
+    let mut done = 0;
+    while done < steps {
+        let now = STEPS_PER_SUBMIT.min(steps - done);
+        gpu.submit(|pass| {
+            for _ in 0..now {
+                kernels.step(pass);
+            }
+        });
+        done += now;
+    }
+    let got = gpu.round(|_| {}, &[(&batch.seeds, 0, (batch.c_total * 4) as u64)]);
+    if let Some(e) = pollster::block_on(scope.pop()) {
+        return Err(GpuError::Wgpu(e.to_string()));
+    }
+    let seeds: Vec<u32> = cast(&got?[0]);
+    Ok(runs
+        .iter()
+        .map(|r| {
+            seeds[r.c_off..r.c_off + r.k]
+                .iter()
+                .map(|&s| s as usize)
+                .collect()
+        })
+        .collect())
 }
 
-/// One step: each run with candidates (rows of its points) takes the one with the lowest
-/// potential (the only one, or with `first` its first center) and adds it to its points'
-/// distances; reads back the choices, block sums and distances.
-fn step(gpu: &Gpu, batch: &Batch, cands: &[Vec<usize>], first: bool) -> Result<Readback, GpuError> {
-    let d = batch.d;
-    let t = cands.iter().map(Vec::len).max().unwrap_or(0).max(1);
-    // Candidate rows, `t` per run (a run with fewer repeats its first).
-    let mut rows = vec![0.0f32; batch.runs.len() * t * d];
-    for (r, c) in cands.iter().enumerate() {
-        for j in 0..t {
-            if let Some(&row) = c.get(j).or(c.first()) {
-                let at = (r * t + j) * d;
-                rows[at..at + d].copy_from_slice(batch.runs[r].row(row));
-            }
-        }
+fn storage() -> wgpu::BufferUsages {
+    wgpu::BufferUsages::STORAGE
+}
+
+/// Writes each run's first center: its row in `centers`, its point as the first seed, one
+/// center taken, and one candidate (so the first distances kernel takes the run).
+fn start(gpu: &Gpu, batch: &Batch, firsts: &[usize]) {
+    let mut rows = Vec::with_capacity(batch.runs.len() * batch.d);
+    let mut seeds = vec![0u32; batch.c_total];
+    for (run, &first) in batch.runs.iter().zip(firsts) {
+        rows.extend_from_slice(run.row(first));
+        seeds[run.c_off] = first as u32;
     }
-    gpu.queue
-        .write_buffer(&batch.cands, 0, bytemuck::cast_slice(&rows));
-    let counts: Vec<u32> = cands.iter().map(|c| c.len() as u32).collect();
-    gpu.queue
-        .write_buffer(&batch.ncand, 0, bytemuck::cast_slice(&counts));
-    batch.set_active(gpu, &counts.iter().map(|&c| c > 0).collect::<Vec<_>>());
-    let n_runs = batch.runs.len();
-    let mut reads: Vec<(&wgpu::Buffer, u64, u64)> = vec![
-        (&batch.chosen, 0, (n_runs * 4) as u64),
-        (&batch.block_sums, 0, (batch.n_blocks * 4) as u64),
-    ];
-    reads.extend(
-        batch
+    let ones = vec![1u32; batch.runs.len()];
+    let q = &gpu.queue;
+    q.write_buffer(&batch.centers, 0, bytemuck::cast_slice(&rows));
+    q.write_buffer(&batch.seeds, 0, bytemuck::cast_slice(&seeds));
+    q.write_buffer(&batch.taken, 0, bytemuck::cast_slice(&ones));
+    q.write_buffer(&batch.ncand, 0, bytemuck::cast_slice(&ones));
+}
+
+/// The bind groups of a seeding's kernels, made once and recorded every step.
+struct Steps<'a> {
+    gpu: &'a Gpu,
+    runs: u32,
+    greedy: bool,
+    sample: wgpu::BindGroup,
+    choose: wgpu::BindGroup,
+    /// Per chunk: its blocks, then gather, potential, first distances and distances.
+    chunks: Vec<(u32, [wgpu::BindGroup; 4])>,
+}
+
+impl<'a> Steps<'a> {
+    fn new(gpu: &'a Gpu, b: &Batch, draws: &wgpu::Buffer) -> Steps<'a> {
+        let k = &gpu.kernels;
+        let stride = b.stride as u32;
+        let per_run = gpu.uniform(&b.run_params(None, stride));
+        let sample = gpu.bind(
+            &k.sample,
+            &[
+                &b.block_sums,
+                &b.dist,
+                draws,
+                &b.run_table,
+                &b.taken,
+                &b.seeds,
+                &b.cand_slot,
+                &b.ncand,
+                &per_run,
+            ],
+        );
+        let choose = gpu.bind(
+            &k.choose,
+            &[
+                &b.pots,
+                &b.cands,
+                &b.centers,
+                &per_run,
+                &b.run_table,
+                &b.ncand,
+                &b.cand_slot,
+                &b.taken,
+                &b.seeds,
+            ],
+        );
+        let chunks = b
             .chunks
             .iter()
-            .map(|c| (&c.dist, 0, (c.slots * 4) as u64)),
-    );
-    let got = gpu.round(
-        |enc| {
-            if t > 1 {
-                potentials(gpu, batch, enc, t);
-            }
-            choose(gpu, batch, enc, t);
-            add_centers(gpu, batch, enc, first);
-        },
-        &reads,
-    )?;
-    Ok(Readback {
-        chosen: cast(&got[0]),
-        sums: cast(&got[1]),
-        dist: got[2..].iter().map(|b| cast(b)).collect(),
-    })
-}
-
-/// Records the potentials of every run's `t` candidates, per block.
-fn potentials(gpu: &Gpu, batch: &Batch, enc: &mut wgpu::CommandEncoder, t: usize) {
-    for chunk in &batch.chunks {
-        let params = gpu.uniform(&batch.chunk_params(chunk, t as u32));
-        gpu.dispatch(
-            enc,
-            &gpu.kernels.potential,
-            &[
-                &chunk.points,
-                &batch.cands,
-                &chunk.dist,
-                &batch.pots,
-                &params,
-                &chunk.work,
-                &batch.active,
-            ],
-            chunk.blocks.len() as u32,
-        );
-    }
-}
-
-/// Records each run's choice among its candidates (its row goes to `centers`).
-fn choose(gpu: &Gpu, batch: &Batch, enc: &mut wgpu::CommandEncoder, t: usize) {
-    let n = batch.runs.len() as u32;
-    let params = gpu.uniform(&Params {
-        d: batch.d as u32,
-        x_groups: grid(n).0,
-        n,
-        extra: t as u32,
-        ..Params::default()
-    });
-    gpu.dispatch(
-        enc,
-        &gpu.kernels.choose,
-        &[
-            &batch.pots,
-            &batch.cands,
-            &batch.centers,
-            &batch.chosen,
-            &params,
-            &batch.run_blocks,
-            &batch.ncand,
-        ],
-        n,
-    );
-}
-
-/// Records the lowering of each stepping run's distances by its new center, and the block sums.
-fn add_centers(gpu: &Gpu, batch: &Batch, enc: &mut wgpu::CommandEncoder, first: bool) {
-    for chunk in &batch.chunks {
-        let params = gpu.uniform(&batch.chunk_params(chunk, u32::from(first)));
-        gpu.dispatch(
-            enc,
-            &gpu.kernels.seed,
-            &[
-                &chunk.points,
-                &batch.centers,
-                &chunk.dist,
-                &batch.block_sums,
-                &params,
-                &chunk.work,
-                &batch.active,
-            ],
-            chunk.blocks.len() as u32,
-        );
-    }
-}
-
-/// D² sampling of each needy run's candidates from the last step's block sums and distances,
-/// on the host in f64: the block first, then the point inside it. A run whose points all sit
-/// on centers takes its first row that is not a center (no draw), as the CPU path does.
-fn draw(
-    batch: &Batch,
-    need: &[bool],
-    state: &Readback,
-    centers: &[Vec<usize>],
-    rngs: &mut [Rng],
-) -> Vec<Vec<usize>> {
-    let mut cands: Vec<Vec<usize>> = vec![Vec::new(); batch.runs.len()];
-    for (r, run) in batch.runs.iter().enumerate() {
-        if !need[r] {
-            continue;
-        }
-        let block_sums: Vec<f64> = run
-            .places
-            .iter()
-            .map(|p| state.sums[p.global] as f64)
+            .map(|c| {
+                let gather = gpu.uniform(&b.run_params(Some(c), stride));
+                let pot = gpu.uniform(&b.chunk_params(c, stride));
+                let first = gpu.uniform(&b.chunk_params(c, 1));
+                let next = gpu.uniform(&b.chunk_params(c, 0));
+                let dist = |params: &wgpu::Buffer| {
+                    gpu.bind(
+                        &k.seed,
+                        &[
+                            &c.points,
+                            &b.centers,
+                            &b.dist,
+                            &b.block_sums,
+                            params,
+                            &c.work,
+                            &b.ncand,
+                        ],
+                    )
+                };
+                let groups = [
+                    gpu.bind(
+                        &k.gather,
+                        &[&c.points, &b.cand_slot, &b.ncand, &b.cands, &gather],
+                    ),
+                    gpu.bind(
+                        &k.potential,
+                        &[
+                            &c.points, &b.cands, &b.dist, &b.pots, &pot, &c.work, &b.ncand,
+                        ],
+                    ),
+                    dist(&first),
+                    dist(&next),
+                ];
+                (c.blocks.len() as u32, groups)
+            })
             .collect();
-        let total: f64 = block_sums.iter().sum();
-        if total <= 0.0 {
-            let free = (0..run.n).find(|i| !centers[r].contains(i));
-            cands[r].extend(free);
-            continue;
-        }
-        for _ in 0..seed_trials(run.k).min(MAX_TRIALS) {
-            let mut rest = rngs[r].next_f64() * total;
-            let mut b = 0;
-            while b + 1 < block_sums.len() && rest >= block_sums[b] {
-                rest -= block_sums[b];
-                b += 1;
-            }
-            let p = run.places[b];
-            let dist = &state.dist[p.chunk][p.start..p.start + p.count];
-            let mut acc = 0.0f64;
-            let at = dist
-                .iter()
-                .position(|&x| {
-                    acc += (x as f64) * (x as f64);
-                    acc > rest
-                })
-                .unwrap_or(p.count - 1);
-            cands[r].push(b * BLOCK + at);
+        Steps {
+            gpu,
+            runs: b.runs.len() as u32,
+            greedy: b.stride > 1,
+            sample,
+            choose,
+            chunks,
         }
     }
-    cands
+
+    /// Records the distances to each stepping run's new center, and the block sums (`first`:
+    /// the distances to the first center replace the old ones).
+    fn distances(&self, pass: &mut wgpu::ComputePass, first: bool) {
+        let k = &self.gpu.kernels;
+        for (blocks, groups) in &self.chunks {
+            run(pass, &k.seed, &groups[if first { 2 } else { 3 }], *blocks);
+        }
+    }
+
+    /// Records one step: every run short of its `k` centers takes one more.
+    fn step(&self, pass: &mut wgpu::ComputePass) {
+        let k = &self.gpu.kernels;
+        run(pass, &k.sample, &self.sample, self.runs);
+        for (_, groups) in &self.chunks {
+            run(pass, &k.gather, &groups[0], self.runs);
+        }
+        if self.greedy {
+            for (blocks, groups) in &self.chunks {
+                run(pass, &k.potential, &groups[1], *blocks);
+            }
+        }
+        run(pass, &k.choose, &self.choose, self.runs);
+        self.distances(pass, false);
+    }
 }

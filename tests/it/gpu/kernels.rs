@@ -1,14 +1,15 @@
 //! The batched GPU K-Means kernels on a real (software) Vulkan device, each against the CPU
 //! path on fixtures: the centroid update (a reduction, with empty clusters and clusters of one
-//! point), greedy k-means++ seeding (the same draws give the same seeds), and batches of runs
+//! point), greedy k-means++ seeding (the same draws give the same seeds, in one round trip; in
+//! f32 where a device lacks f64), and batches of runs
 //! (each run as it comes out alone on the CPU, including runs of one point, k above the
 //! number of points, runs spread over several chunks, and the coarse-to-fine path).
 
-use c2s::kmeans::{CpuKmeans, Job, KmeansBackend, KmeansParams, scaled, seed_rows};
+use c2s::kmeans::{CpuKmeans, GpuKmeans, Job, KmeansBackend, KmeansParams, scaled, seed_rows};
 use c2s::matrix::{Matrix, normalize};
 use c2s::rng::Rng;
 
-use super::{gpu, random_unit};
+use super::{device, gpu, random_unit};
 
 /// `per` points around each of `centers` well-separated directions, blob by blob.
 fn blobs(per: usize, centers: usize, d: usize, seed: u64) -> Matrix {
@@ -112,8 +113,11 @@ fn seeding_on_the_device_draws_the_cpu_seeds() {
         let cpu = seed_rows(&data, k, seed);
         for chunk in [None, Some(128)] {
             g.chunk_points = chunk;
+            let trips = g.stats().round_trips;
             let got = g.seed_rows(&data, k, seed).expect("seeding");
             assert_eq!(got, cpu, "n={n} k={k} chunks {chunk:?}");
+            // Every step on the device: the seeds come back in one read.
+            assert_eq!(g.stats().round_trips, trips + 1, "n={n} k={k}");
         }
     }
     // Ten points on one spot and four elsewhere: once every spot is a seed, the rest are
@@ -135,6 +139,53 @@ fn seeding_on_the_device_draws_the_cpu_seeds() {
             "{got:?} misses spot {spot}"
         );
     }
+}
+
+/// The sum of squared distances from each point to its nearest seed.
+fn potential(data: &Matrix, seeds: &[usize]) -> f64 {
+    (0..data.rows)
+        .map(|i| {
+            let x = data.row(i);
+            seeds
+                .iter()
+                .map(|&s| {
+                    let c = data.row(s);
+                    x.iter()
+                        .zip(c)
+                        .map(|(a, b)| ((a - b) * (a - b)) as f64)
+                        .sum::<f64>()
+                })
+                .fold(f64::INFINITY, f64::min)
+        })
+        .sum()
+}
+
+#[test]
+fn seeding_without_f64_draws_in_f32() {
+    let Some(mut dev) = device() else { return };
+    dev.f64 = false;
+    let mut g = GpuKmeans::on(dev).expect("the kernels compile without f64");
+    // Small runs: f32 sums still draw the CPU seeds.
+    for (n, d, k, seed) in [(500, 16, 10, 1), (130, 8, 130, 3), (70, 5, 1, 4)] {
+        let data = random_unit(n, d, seed * 11);
+        assert_eq!(
+            g.seed_rows(&data, k, seed).unwrap(),
+            seed_rows(&data, k, seed)
+        );
+    }
+    // A larger one may part from the CPU's draws, but it seeds as well, the same every time,
+    // over one chunk or several.
+    let data = random_unit(3000, 24, 55);
+    let cpu = potential(&data, &seed_rows(&data, 200, 5));
+    let got = g.seed_rows(&data, 200, 5).unwrap();
+    let mut distinct = got.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 200);
+    let ratio = potential(&data, &got) / cpu;
+    assert!((ratio - 1.0).abs() < 0.02, "potential {ratio} of the CPU's");
+    g.chunk_points = Some(128);
+    assert_eq!(g.seed_rows(&data, 200, 5).unwrap(), got, "deterministic");
 }
 
 #[test]
