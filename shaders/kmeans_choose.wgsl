@@ -3,7 +3,8 @@
 // (kmeans_potential.wgsl; a fixed-order reduction, so deterministic), keeps the candidate with
 // the lowest potential (the first on ties, as the CPU path does), copies its row to `centers`,
 // where kmeans_seed.wgsl takes it in the same submission, records its point as the run's next
-// seed (`seeds`, at the run's first centroid plus `taken`) and counts it in `taken`. A run
+// seed (`seeds`, at the run's first centroid plus `taken`), counts it in `taken` and writes
+// which candidate it was (`chosen`, for kmeans_seed.wgsl). A run
 // with one candidate takes it. Candidate rows and slots per run: `params.extra`.
 
 @group(0) @binding(0) var<storage, read> pot: array<f32>; // t per block of the batch
@@ -15,6 +16,7 @@
 @group(0) @binding(6) var<storage, read> cand_slot: array<u32>; // t slots of the batch per run
 @group(0) @binding(7) var<storage, read_write> taken: array<u32>; // per run: centers so far
 @group(0) @binding(8) var<storage, read_write> seeds: array<u32>; // per centroid: its point
+@group(0) @binding(9) var<storage, read_write> chosen: array<u32>; // per run
 
 var<workgroup> part: array<f32, 64>;
 var<workgroup> shared_n: u32;
@@ -59,6 +61,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     }
     if (lid == 0u) {
         shared_best = best;
+        chosen[r] = best;
         let tk = taken[r];
         seeds[info.c_off + tk] = cand_slot[r * params.extra + best] - info.first_block * WG;
         taken[r] = tk + 1u;

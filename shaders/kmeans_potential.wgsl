@@ -4,7 +4,9 @@
 // fixed-order tree reduction (deterministic). kmeans_choose.wgsl adds a run's blocks and keeps
 // the candidate with the lowest potential. Candidates are `t` (`params.extra`) rows per run in
 // `cands`; runs whose `ncand` is 0 take no center this step and are skipped. `dist` holds one
-// distance per slot of the batch. The block's points are staged through workgroup memory 32 dimensions at a time
+// distance per slot of the batch. Each candidate's distance to each point is kept (`cdist`,
+// candidate-major over the chunk's slots) for kmeans_seed.wgsl to lower the distances by the
+// chosen one without reading the points again. The block's points are staged through workgroup memory 32 dimensions at a time
 // (under the 16 KiB of workgroup memory every device has), so that global reads are coalesced.
 
 const MAX_T: u32 = 16u;
@@ -18,6 +20,7 @@ const STRIDE: u32 = 33u;
 @group(0) @binding(4) var<uniform> params: Params;
 @group(0) @binding(5) var<storage, read> work: array<Work>;
 @group(0) @binding(6) var<storage, read> ncand: array<u32>;
+@group(0) @binding(7) var<storage, read_write> cdist: array<f32>;
 
 var<workgroup> tile: array<f32, 2112>; // WG * STRIDE
 var<workgroup> ctile: array<f32, 512>; // MAX_T * TILE_D
@@ -68,7 +71,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         workgroupBarrier();
     }
     for (var j = 0u; j < params.extra; j = j + 1u) {
-        let nd = min(sqrt(e2[j]), di);
+        let e = sqrt(e2[j]);
+        if (live) {
+            cdist[j * params.span * WG + w.start + lid] = e;
+        }
+        let nd = min(e, di);
         squares[j * WG + lid] = select(0.0, nd * nd, live);
     }
     workgroupBarrier();

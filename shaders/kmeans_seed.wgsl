@@ -3,8 +3,10 @@
 // center (`dist`, one per slot of the batch) with the run's new center (`centers`, one row per
 // run), and each block of 64 points writes the sum of its squared distances (`block`, indexed
 // across the batch), in a fixed-order tree reduction (deterministic), from which
-// kmeans_sample.wgsl draws the next candidates. With `params.extra` set the new center is the
-// run's first and replaces the distance.
+// kmeans_sample.wgsl draws the next candidates. `params.extra` says where the distance to the
+// new center comes from: 0, computed from `centers`; 1, the same, and the new center is the
+// run's first, so it replaces the distance; 2, the one kmeans_potential.wgsl stored for the
+// chosen candidate (`cdist`, `chosen`), so the points are not read again.
 // Blocks of runs that take no center this step only write their sums. Distances are the norm
 // of the difference, so a point identical to a center is exactly 0 from it and is never drawn
 // again (2 - 2 dot may round above 0). The block's points are staged through workgroup memory
@@ -21,6 +23,8 @@ const STRIDE: u32 = 33u; // TILE_D + 1: no bank conflicts when a thread walks it
 @group(0) @binding(4) var<uniform> params: Params;
 @group(0) @binding(5) var<storage, read> work: array<Work>;
 @group(0) @binding(6) var<storage, read> ncand: array<u32>; // per run: 0 if it takes no center
+@group(0) @binding(7) var<storage, read> cdist: array<f32>; // per candidate, then slot of the chunk
+@group(0) @binding(8) var<storage, read> chosen: array<u32>; // per run: the candidate it took
 
 var<workgroup> tile: array<f32, 2112>; // WG * STRIDE
 var<workgroup> center: array<f32, 32>;
@@ -39,7 +43,15 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     if (live) {
         di = dist[p];
     }
-    if (ncand[w.run] != 0u) {
+    if (params.extra == 2u) {
+        if (live && ncand[w.run] != 0u) {
+            let nd = cdist[chosen[w.run] * params.span * WG + w.start + lid];
+            if (nd < di) {
+                di = nd;
+                dist[p] = di;
+            }
+        }
+    } else if (ncand[w.run] != 0u) {
         var e2 = 0.0;
         for (var d0 = 0u; d0 < params.d; d0 = d0 + TILE_D) {
             let width = min(TILE_D, params.d - d0);

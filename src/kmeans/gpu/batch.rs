@@ -79,6 +79,8 @@ pub struct Chunk {
     pub slots: usize,
     pub points: wgpu::Buffer,
     pub out: wgpu::Buffer,
+    /// Per seeding candidate (`stride`), then slot: the candidate's distance to the point.
+    pub cdist: wgpu::Buffer,
     pub work: wgpu::Buffer,
     pub blocks: Vec<Work>,
     /// Its first block in the batch.
@@ -153,8 +155,19 @@ pub struct Batch<'a> {
     pub ncand: wgpu::Buffer,
     /// Per run: the centers it has taken so far.
     pub taken: wgpu::Buffer,
+    /// Per run: the candidate it took in the last seeding step.
+    pub chosen: wgpu::Buffer,
     /// Per centroid: its seed (a point of its run).
     pub seeds: wgpu::Buffer,
+}
+
+/// Candidates per greedy k-means++ step of a run with `k` centroids (0 when k is 1: no step).
+fn trials(k: usize) -> usize {
+    if k > 1 {
+        seed_trials(k).min(MAX_TRIALS)
+    } else {
+        0
+    }
 }
 
 /// The run table: each run's blocks, sizes and where its draws start (a seeding draws
@@ -220,7 +233,11 @@ impl<'a> Batch<'a> {
         if (c_total * d * 8) as u64 > limit {
             return Err(GpuError::TooLarge(c_total, d));
         }
-        let slot_bytes = (d * 4).max(std::mem::size_of::<Assignment>()) as u64;
+        let stride = jobs.iter().map(|j| trials(j.1)).max().unwrap_or(0).max(1);
+        // A slot's point, its assignment and its candidates' distances each fit a binding.
+        let slot_bytes = (d * 4)
+            .max(std::mem::size_of::<Assignment>())
+            .max(stride * 4) as u64;
         let by_limit = (limit / slot_bytes) as usize;
         let cap = chunk_points.unwrap_or(by_limit).min(by_limit) / BLOCK * BLOCK;
         if cap == 0 {
@@ -262,11 +279,7 @@ impl<'a> Batch<'a> {
                 n,
                 k,
                 c_off,
-                trials: if k > 1 {
-                    seed_trials(k).min(MAX_TRIALS)
-                } else {
-                    0
-                },
+                trials: trials(k),
                 places,
             });
             c_off += k;
@@ -283,6 +296,7 @@ impl<'a> Batch<'a> {
                     slots,
                     points: gpu.zeroed("points", (slots * d * 4) as u64, storage),
                     out: gpu.zeroed("assignments", (slots * 16) as u64, storage),
+                    cdist: gpu.zeroed("candidate distances", (slots * stride * 4) as u64, storage),
                     work: gpu.upload("work", bytemuck::cast_slice(&blocks), storage),
                     blocks,
                 }
@@ -312,7 +326,6 @@ impl<'a> Batch<'a> {
             .flat_map(|(r, run)| std::iter::repeat_n(r as u32, run.k))
             .collect();
         let n_runs = runs.len();
-        let stride = runs.iter().map(|r| r.trials).max().unwrap_or(0).max(1);
         let table = run_table(&runs);
         Ok(Batch {
             dist: gpu.zeroed("seed distances", (n_blocks * BLOCK * 4) as u64, storage),
@@ -321,6 +334,7 @@ impl<'a> Batch<'a> {
             run_table: gpu.upload("runs", bytemuck::cast_slice(&table), storage),
             ncand: gpu.zeroed("candidates", (n_runs * 4) as u64, storage),
             taken: gpu.zeroed("centers taken", (n_runs * 4) as u64, storage),
+            chosen: gpu.zeroed("chosen", (n_runs * 4) as u64, storage),
             seeds: gpu.zeroed("seeds", (c_total * 4) as u64, storage),
             cand_slot: gpu.zeroed("candidate slots", (n_runs * stride * 4) as u64, storage),
             stride,

@@ -96,8 +96,9 @@ struct Steps<'a> {
     greedy: bool,
     sample: wgpu::BindGroup,
     choose: wgpu::BindGroup,
-    /// Per chunk: its blocks, then gather, potential, first distances and distances.
-    chunks: Vec<(u32, [wgpu::BindGroup; 4])>,
+    /// Per chunk: its blocks, then gather, potential, and the distances kernel computing,
+    /// computing the first, and taking the potential kernel's stored distances.
+    chunks: Vec<(u32, [wgpu::BindGroup; 5])>,
 }
 
 impl<'a> Steps<'a> {
@@ -131,6 +132,7 @@ impl<'a> Steps<'a> {
                 &b.cand_slot,
                 &b.taken,
                 &b.seeds,
+                &b.chosen,
             ],
         );
         let chunks = b
@@ -139,8 +141,8 @@ impl<'a> Steps<'a> {
             .map(|c| {
                 let gather = gpu.uniform(&b.run_params(Some(c), stride));
                 let pot = gpu.uniform(&b.chunk_params(c, stride));
-                let first = gpu.uniform(&b.chunk_params(c, 1));
-                let next = gpu.uniform(&b.chunk_params(c, 0));
+                let [computed, first, stored] =
+                    [0, 1, 2].map(|mode| gpu.uniform(&b.chunk_params(c, mode)));
                 let dist = |params: &wgpu::Buffer| {
                     gpu.bind(
                         &k.seed,
@@ -152,6 +154,8 @@ impl<'a> Steps<'a> {
                             params,
                             &c.work,
                             &b.ncand,
+                            &c.cdist,
+                            &b.chosen,
                         ],
                     )
                 };
@@ -164,10 +168,12 @@ impl<'a> Steps<'a> {
                         &k.potential,
                         &[
                             &c.points, &b.cands, &b.dist, &b.pots, &pot, &c.work, &b.ncand,
+                            &c.cdist,
                         ],
                     ),
+                    dist(&computed),
                     dist(&first),
-                    dist(&next),
+                    dist(&stored),
                 ];
                 (c.blocks.len() as u32, groups)
             })
@@ -183,11 +189,17 @@ impl<'a> Steps<'a> {
     }
 
     /// Records the distances to each stepping run's new center, and the block sums (`first`:
-    /// the distances to the first center replace the old ones).
+    /// the distances to the first center replace the old ones). After a greedy step the
+    /// potentials kernel has computed them.
     fn distances(&self, pass: &mut wgpu::ComputePass, first: bool) {
         let k = &self.gpu.kernels;
+        let mode = match (first, self.greedy) {
+            (true, _) => 3,
+            (false, true) => 4,
+            (false, false) => 2,
+        };
         for (blocks, groups) in &self.chunks {
-            run(pass, &k.seed, &groups[if first { 2 } else { 3 }], *blocks);
+            run(pass, &k.seed, &groups[mode], *blocks);
         }
     }
 

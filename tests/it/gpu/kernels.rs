@@ -108,6 +108,8 @@ fn seeding_on_the_device_draws_the_cpu_seeds() {
         (130, 8, 130, 3),
         (70, 5, 1, 4),
         (3000, 24, 200, 5),
+        // Above 1,000 centroids: plain k-means++, one candidate per step.
+        (1300, 6, 1100, 6),
     ] {
         let data = random_unit(n, d, seed * 11);
         let cpu = seed_rows(&data, k, seed);
@@ -238,6 +240,42 @@ fn a_batch_of_runs_gives_each_run_its_cpu_result() {
         assert_eq!(got, g.run_batch(&data, &jobs), "deterministic");
     }
     assert!(g.device().contains(" batches on the GPU"), "{}", g.device());
+}
+
+#[test]
+fn a_batch_mixing_greedy_and_plain_seeding_gives_each_run_its_cpu_result() {
+    let Some(g) = gpu() else { return };
+    // One run seeded greedily (k = 8) and one plainly (k = 1,050) in the same steps.
+    let data = random_unit(1200, 6, 77);
+    let few: Vec<u32> = (0..300).collect();
+    let jobs = [
+        Job {
+            rows: Some(&few),
+            params: KmeansParams {
+                n_init: 1,
+                max_iter: 3,
+                ..params(8, 5)
+            },
+        },
+        Job {
+            rows: None,
+            params: KmeansParams {
+                n_init: 1,
+                max_iter: 3,
+                ..params(1050, 6)
+            },
+        },
+    ];
+    let got = g.run_batch(&data, &jobs);
+    assert!(g.last_error.lock().unwrap().is_none(), "{:?}", g.last_error);
+    for (j, (job, r)) in jobs.iter().zip(&got).enumerate() {
+        let sub = job
+            .rows
+            .map_or_else(|| data.clone(), |rows| data.subset(rows));
+        let cpu = CpuKmeans.run(&sub, &job.params);
+        let ratio = r.inertia / cpu.inertia;
+        assert!((ratio - 1.0).abs() < 1e-4, "job {j}: inertia {ratio} of the CPU's");
+    }
 }
 
 #[test]
