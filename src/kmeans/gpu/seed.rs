@@ -34,7 +34,7 @@ pub fn seed(gpu: &Gpu, batch: &Batch, rngs: &mut [Rng]) -> Result<Vec<Vec<usize>
     let draws = if gpu.f64 {
         gpu.upload("draws", bytemuck::cast_slice(&draws), storage())
     } else {
-        let narrow: Vec<f32> = draws.iter().map(|&x| x as f32).collect();
+        let narrow: Vec<f32> = draws.iter().map(|&x| narrow(x)).collect();
         gpu.upload("draws", bytemuck::cast_slice(&narrow), storage())
     };
     start(gpu, batch, &firsts);
@@ -66,6 +66,12 @@ pub fn seed(gpu: &Gpu, batch: &Batch, rngs: &mut [Rng]) -> Result<Vec<Vec<usize>
                 .collect()
         })
         .collect())
+}
+
+/// A uniform number in [0, 1) as f32, still below 1 (one that rounded up to 1 would draw
+/// past the last point).
+fn narrow(x: f64) -> f32 {
+    (x as f32).min(1.0 - f32::EPSILON / 2.0)
 }
 
 fn storage() -> wgpu::BufferUsages {
@@ -217,5 +223,17 @@ impl<'a> Steps<'a> {
         }
         run(pass, &k.choose, &self.choose, self.runs);
         self.distances(pass, false);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::narrow;
+
+    #[test]
+    fn a_draw_in_f32_stays_below_one() {
+        assert_eq!(narrow(0.25), 0.25);
+        assert!(narrow(1.0 - 1e-12) < 1.0);
+        assert_eq!(narrow(1.0 - 1e-12), 1.0 - f32::EPSILON / 2.0);
     }
 }
