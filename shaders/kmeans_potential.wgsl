@@ -62,7 +62,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         if (live) {
             for (var dd = 0u; dd < width; dd = dd + 1u) {
                 let x = tile[lid * STRIDE + dd];
-                for (var j = 0u; j < params.extra; j = j + 1u) {
+                // A constant trip count, so a compiler can unroll it and keep `e2` in
+                // registers (indexed by a loop bound only known at run time, it would go
+                // to memory).
+                for (var j = 0u; j < MAX_T; j = j + 1u) {
+                    if (j >= params.extra) {
+                        break;
+                    }
                     let diff = x - ctile[j * TILE_D + dd];
                     e2[j] = e2[j] + diff * diff;
                 }
@@ -70,7 +76,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         }
         workgroupBarrier();
     }
-    for (var j = 0u; j < params.extra; j = j + 1u) {
+    for (var j = 0u; j < MAX_T; j = j + 1u) {
+        if (j >= params.extra) {
+            break;
+        }
         let e = sqrt(e2[j]);
         if (live) {
             cdist[j * params.span * WG + w.start + lid] = e;
