@@ -35,7 +35,7 @@ pub fn run(backend: &dyn KmeansBackend, data: &Matrix, params: &KmeansParams) ->
             ..params.clone()
         },
     );
-    polish(data, centroids, assign, params)
+    polish(backend, data, centroids, assign, params)
 }
 
 /// Coarse-to-fine: at most `MAX_BRANCH` (about √k) groups, each split into its share of k,
@@ -205,6 +205,7 @@ fn apportion(k: usize, sizes: &[usize]) -> Vec<usize> {
 /// centroids (so a point left on the wrong side of a coarse split finds its way), then the
 /// top-1 and runner-up among those candidates. Each pass costs n·`NEIGHBOURS`·d.
 fn polish(
+    backend: &dyn KmeansBackend,
     data: &Matrix,
     mut centroids: Matrix,
     mut assign: Vec<u32>,
@@ -239,7 +240,7 @@ fn polish(
     for _ in 0..POLISH_PASSES {
         iterations += 1;
         centroids = recentre(&assign, &centroids);
-        let graph = neighbour_graph(&centroids, params.seed);
+        let graph = neighbour_graph(backend, &centroids, params.seed);
         let next: Vec<u32> = (0..data.rows)
             .into_par_iter()
             .map(|i| scan_point(i, assign[i], &graph, &centroids).0)
@@ -251,7 +252,7 @@ fn polish(
         }
     }
     centroids = recentre(&assign, &centroids);
-    let graph = neighbour_graph(&centroids, params.seed);
+    let graph = neighbour_graph(backend, &centroids, params.seed);
     let rows: Vec<Scan> = (0..data.rows)
         .into_par_iter()
         .map(|i| scan_point(i, assign[i], &graph, &centroids))
@@ -266,10 +267,11 @@ fn polish(
     }
 }
 
-/// Each centroid's `NEIGHBOURS` nearest other centroids (through a bucketed index).
-fn neighbour_graph(centroids: &Matrix, seed: u64) -> Vec<Vec<u32>> {
+/// Each centroid's `NEIGHBOURS` nearest other centroids (through a bucketed index, whose
+/// K-Means runs on `backend`).
+fn neighbour_graph(backend: &dyn KmeansBackend, centroids: &Matrix, seed: u64) -> Vec<Vec<u32>> {
     let all: Vec<usize> = (0..centroids.rows).collect();
-    let index = NearestIndex::new(centroids, &all, seed);
+    let index = NearestIndex::new(backend, centroids, &all, seed);
     (0..centroids.rows)
         .into_par_iter()
         .map(|j| {
@@ -307,8 +309,8 @@ fn best_first<T: Ord + Copy>(mut scored: Vec<(f32, T)>, m: usize) -> Vec<(f32, T
 const NEIGHBOUR_GROUPS: usize = 3;
 
 /// The nearest and runner-up among a set of centroids, near-linear for large sets: the set is
-/// bucketed by a small K-Means over the centroids themselves, and a query scans the buckets
-/// nearest to it. Small sets are scanned whole.
+/// bucketed by a small K-Means over the centroids themselves (on the build's K-Means backend),
+/// and a query scans the buckets nearest to it. Small sets are scanned whole.
 pub struct NearestIndex<'a> {
     centroids: &'a Matrix,
     /// Per bucket: indices into `centroids`.
@@ -318,8 +320,13 @@ pub struct NearestIndex<'a> {
 }
 
 impl<'a> NearestIndex<'a> {
-    /// Indexes `candidates` (rows of `centroids`).
-    pub fn new(centroids: &'a Matrix, candidates: &[usize], seed: u64) -> NearestIndex<'a> {
+    /// Indexes `candidates` (rows of `centroids`), bucketing them on `backend`.
+    pub fn new(
+        backend: &dyn KmeansBackend,
+        centroids: &'a Matrix,
+        candidates: &[usize],
+        seed: u64,
+    ) -> NearestIndex<'a> {
         if candidates.len() <= 4 * EXACT_MAX_K {
             return NearestIndex {
                 centroids,
@@ -332,7 +339,7 @@ impl<'a> NearestIndex<'a> {
             sub.push(centroids.row(c));
         }
         let k = (candidates.len() as f64).sqrt().ceil() as usize;
-        let r = super::CpuKmeans.run(
+        let r = backend.run(
             &sub,
             &KmeansParams {
                 k,

@@ -72,7 +72,8 @@ pub fn cluster_level(
         alive[biggest] = true;
     }
     let survivors: Vec<usize> = (0..k).filter(|&j| alive[j]).collect();
-    let index = crate::kmeans::scaled::NearestIndex::new(&r.centroids, &survivors, kp.seed);
+    let index =
+        crate::kmeans::scaled::NearestIndex::new(backend, &r.centroids, &survivors, kp.seed);
     let mut assign: Vec<usize> = Vec::with_capacity(n);
     let mut top1: Vec<f32> = Vec::with_capacity(n);
     let mut second: Vec<Option<(usize, f32)>> = Vec::with_capacity(n);
@@ -135,7 +136,7 @@ pub fn cluster_level(
         .collect();
     let mut lc = split_oversized(data, LevelClusters { groups, stubs }, params, backend);
     if params.leaf {
-        absorb_singletons(data, &mut lc);
+        absorb_singletons(data, &mut lc, backend);
     }
     let spread = lc
         .groups
@@ -284,7 +285,7 @@ fn parts_of(
 
 /// Moves the member of every one-member cluster into the cluster whose centroid is nearest (its
 /// stubs go along), as long as more than one cluster is left.
-fn absorb_singletons(data: &Matrix, lc: &mut LevelClusters) {
+fn absorb_singletons(data: &Matrix, lc: &mut LevelClusters, backend: &dyn KmeansBackend) {
     let lone: Vec<usize> = (0..lc.groups.len())
         .filter(|&g| lc.groups[g].len() == 1)
         .collect();
@@ -300,7 +301,7 @@ fn absorb_singletons(data: &Matrix, lc: &mut LevelClusters) {
     let targets: Vec<usize> = (0..lc.groups.len())
         .filter(|&g| lc.groups[g].len() > 1)
         .collect();
-    let index = crate::kmeans::scaled::NearestIndex::new(&centroids, &targets, 0);
+    let index = crate::kmeans::scaled::NearestIndex::new(backend, &centroids, &targets, 0);
     for &g in &lone {
         let m = lc.groups[g][0];
         let (t, _, _) = index.best_two(data.row(m));

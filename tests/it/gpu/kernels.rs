@@ -274,7 +274,10 @@ fn a_batch_mixing_greedy_and_plain_seeding_gives_each_run_its_cpu_result() {
             .map_or_else(|| data.clone(), |rows| data.subset(rows));
         let cpu = CpuKmeans.run(&sub, &job.params);
         let ratio = r.inertia / cpu.inertia;
-        assert!((ratio - 1.0).abs() < 1e-4, "job {j}: inertia {ratio} of the CPU's");
+        assert!(
+            (ratio - 1.0).abs() < 1e-4,
+            "job {j}: inertia {ratio} of the CPU's"
+        );
     }
 }
 
@@ -317,4 +320,30 @@ fn random_clusters(n: usize, centers: usize, d: usize, seed: u64) -> Matrix {
         m.push(&v);
     }
     m
+}
+
+#[test]
+fn the_nearest_centroid_index_buckets_on_the_device() {
+    let Some(g) = gpu() else { return };
+    // Past 1,024 centroids the index buckets them with a K-Means of its own, which runs on the
+    // build's backend (the coarse-to-fine polish builds one per pass).
+    let centroids = random_clusters(2000, 40, 16, 9);
+    let all: Vec<usize> = (0..centroids.rows).collect();
+    let runs = g.stats().gpu_runs;
+    let on_gpu = scaled::NearestIndex::new(&g, &centroids, &all, 3);
+    assert_eq!(
+        g.stats().gpu_runs,
+        runs + 1,
+        "the bucketing ran on the device"
+    );
+    assert!(g.last_error.lock().unwrap().is_none(), "{:?}", g.last_error);
+    let on_cpu = scaled::NearestIndex::new(&CpuKmeans, &centroids, &all, 3);
+    let queries = random_unit(200, 16, 10);
+    let agree = (0..queries.rows)
+        .filter(|&i| on_gpu.best_two(queries.row(i)).0 == on_cpu.best_two(queries.row(i)).0)
+        .count();
+    assert!(
+        agree >= 190,
+        "{agree} of 200 queries find the same nearest centroid"
+    );
 }
