@@ -243,8 +243,17 @@ shader_tests() {
   echo "== 1. shader tests (C2S_REQUIRE_ALL=1)"
   # (--skip: the tests of this very script, which need the repository they were built in;
   # gpu_check_script also matches binaries built before they moved to gpu::script)
-  C2S_REQUIRE_ALL=1 "$it" gpu:: --skip gpu::script:: --skip gpu_check_script --test-threads=1
-  record '{"shader_tests":"passed"}'
+  # A failure is recorded and the check goes on: the figures still come back from the one
+  # device call, and the summary says the tests failed.
+  local status=0
+  C2S_REQUIRE_ALL=1 "$it" gpu:: --skip gpu::script:: --skip gpu_check_script --test-threads=1 ||
+    status=$?
+  if [ "$status" = 0 ]; then
+    record '{"shader_tests":"passed"}'
+  else
+    echo "the shader tests FAILED (exit code $status); the steps below still run"
+    record '{"shader_tests":"failed"}'
+  fi
 }
 
 kmeans_bench() {

@@ -6,7 +6,7 @@ usage: gpu_summary.py RESULTS_JSONL [SUMMARY_JSON]
 RESULTS_JSONL holds one JSON object a line, as gpu-check.sh records them: {"mode": MODE} first
 ("checks", "million" or "all": which parts ran), {"bench": ...} for each line of the K-Means
 benchmark, {"build": NAME, ...} for each build, {"large": N} when the large build starts, and
-{"skipped": STEP} for a step the deadline left out. Prints one line a figure, each with its target and whether
+{"skipped": STEP} for a step the deadline left out, {"shader_tests": "passed" or "failed"}. Prints one line a figure, each with its target and whether
 it is met, and writes them to SUMMARY_JSON when given. A figure that was not measured says so;
 it is never counted as met.
 
@@ -32,6 +32,8 @@ def load(path):
             builds[r["build"]] = r
         elif "skipped" in r:
             skipped.append(r["skipped"])
+        elif "shader_tests" in r:
+            run["shader_tests"] = r["shader_tests"]
     return run, bench, builds, skipped
 
 
@@ -84,6 +86,9 @@ class Summary:
 
 def summarize(run, bench, builds, skipped):
     s = Summary()
+    if "shader_tests" in run:
+        s.add("shader tests on this device", run["shader_tests"], "pass",
+              run["shader_tests"] == "passed")
     if run["mode"] in ("checks", "all"):
         bench_rows(s, bench)
         cold_rows(s, builds)

@@ -112,6 +112,44 @@ fn gpu_check_script_times_the_tree_step_of_a_large_build() {
     );
 }
 
+/// A shader test that fails on the device does not end the check: the builds still run (the
+/// one device call must bring their figures back), and the summary says the tests failed.
+#[test]
+fn gpu_check_goes_on_when_a_shader_test_fails() {
+    if gpu().is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let it = tmp.path().join("failing-it");
+    std::fs::write(
+        &it,
+        "#!/bin/sh\necho 'test gpu::kernels::x ... FAILED'\nexit 101\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&it, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let text = gpu_check_with(
+        &it,
+        &["300", "500", "16", "8"],
+        &[("OUT", out.path())],
+        true,
+    );
+    assert!(
+        text.contains("the shader tests FAILED (exit code 101); the steps below still run"),
+        "{text}"
+    );
+    assert!(text.contains("\ngpu-all: wall "), "{text}");
+    assert!(
+        text.contains("shader tests on this device: failed [pass: NOT met]"),
+        "{text}"
+    );
+    let results = std::fs::read_to_string(out.path().join("results.jsonl")).unwrap();
+    assert!(
+        results.contains(r#"{"shader_tests":"failed"}"#),
+        "{results}"
+    );
+}
+
 /// The one-call form docs/src/gpu.md gives, with a deadline already past: every step says it
 /// was skipped, and the summary counts nothing as met. Needs no GPU: nothing runs.
 #[test]
@@ -234,6 +272,7 @@ fn gpu_summary_judges_the_figures_against_the_targets() {
     );
     let lines = [
         mode.clone(),
+        r#"{"shader_tests":"failed"}"#.to_string(),
         bench("cpu (16 threads)", 30.0, 1000.0),
         bench("NVIDIA H200 (DiscreteGpu, Vulkan)", 2.5, 1001.0),
         stats(1),
@@ -259,6 +298,11 @@ fn gpu_summary_judges_the_figures_against_the_targets() {
         r#"{"build":"full-cpu","docs":500000,"stopped_after":100.0}"#.to_string(),
     ];
     let text = summary(tmp.path(), &lines);
+    // A failed shader test is a figure of its own; the others are still judged.
+    assert!(
+        text.contains("shader tests on this device: failed [pass: NOT met]"),
+        "{text}"
+    );
     // 30 / 2.5 = 12x; inertia +0.1%.
     assert!(
         text.contains(
@@ -353,11 +397,16 @@ fn summary(tmp: &Path, lines: &[String]) -> String {
 /// the `c2s` binary and to this test binary as `it`); returns what it printed, once it
 /// succeeded. EMULATED lets the benchmark take the software device.
 fn gpu_check(args: &[&str], env: &[(&str, &Path)], emulated: bool) -> String {
+    gpu_check_with(&std::env::current_exe().unwrap(), args, env, emulated)
+}
+
+/// [`gpu_check`] with `it` as the test binary.
+fn gpu_check_with(it: &Path, args: &[&str], env: &[(&str, &Path)], emulated: bool) -> String {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("bin");
     std::fs::create_dir(&dir).unwrap();
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_c2s"), dir.join("c2s")).unwrap();
-    std::os::unix::fs::symlink(std::env::current_exe().unwrap(), dir.join("it")).unwrap();
+    std::os::unix::fs::symlink(it, dir.join("it")).unwrap();
     let repo = crate::common::repo();
     let mut cmd = std::process::Command::new(repo.join("scripts/gpu-check.sh"));
     cmd.arg(&dir).args(args).current_dir(&repo);
