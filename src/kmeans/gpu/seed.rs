@@ -41,7 +41,7 @@ pub fn seed(gpu: &Gpu, batch: &Batch, rngs: &mut [Rng]) -> Result<Vec<Vec<usize>
     let steps = runs.iter().map(|r| r.k - 1).max().unwrap_or(0);
     let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
     let kernels = Steps::new(gpu, batch, &draws);
-    gpu.submit(|pass| kernels.distances(pass, true));
+    gpu.submit(|pass| kernels.distances(pass, Distances::First));
     let mut done = 0;
     while done < steps {
         let now = STEPS_PER_SUBMIT.min(steps - done);
@@ -102,9 +102,28 @@ struct Steps<'a> {
     greedy: bool,
     sample: wgpu::BindGroup,
     choose: wgpu::BindGroup,
-    /// Per chunk: its blocks, then gather, potential, and the distances kernel computing,
-    /// computing the first, and taking the potential kernel's stored distances.
-    chunks: Vec<(u32, [wgpu::BindGroup; 5])>,
+    chunks: Vec<ChunkSteps>,
+}
+
+/// A chunk's blocks and the bind groups of the kernels dispatched once per chunk.
+struct ChunkSteps {
+    blocks: u32,
+    gather: wgpu::BindGroup,
+    potential: wgpu::BindGroup,
+    /// The distances kernel in its three modes ([`Distances`]).
+    distances: [wgpu::BindGroup; 3],
+}
+
+/// Where the distances kernel (`kmeans_seed.wgsl`) takes the distance to each run's new
+/// center from (its `params.extra`).
+#[derive(Clone, Copy)]
+enum Distances {
+    /// Computed from the center's row.
+    Computed = 0,
+    /// Computed, and the center is the run's first: they replace the old distances.
+    First = 1,
+    /// Stored by the potentials kernel for the chosen candidate.
+    Stored = 2,
 }
 
 impl<'a> Steps<'a> {
@@ -147,41 +166,39 @@ impl<'a> Steps<'a> {
             .map(|c| {
                 let gather = gpu.uniform(&b.run_params(Some(c), stride));
                 let pot = gpu.uniform(&b.chunk_params(c, stride));
-                let [computed, first, stored] =
-                    [0, 1, 2].map(|mode| gpu.uniform(&b.chunk_params(c, mode)));
-                let dist = |params: &wgpu::Buffer| {
-                    gpu.bind(
-                        &k.seed,
-                        &[
-                            &c.points,
-                            &b.centers,
-                            &b.dist,
-                            &b.block_sums,
-                            params,
-                            &c.work,
-                            &b.ncand,
-                            &c.cdist,
-                            &b.chosen,
-                        ],
-                    )
-                };
-                let groups = [
-                    gpu.bind(
+                let distances =
+                    [Distances::Computed, Distances::First, Distances::Stored].map(|mode| {
+                        let params = gpu.uniform(&b.chunk_params(c, mode as u32));
+                        gpu.bind(
+                            &k.seed,
+                            &[
+                                &c.points,
+                                &b.centers,
+                                &b.dist,
+                                &b.block_sums,
+                                &params,
+                                &c.work,
+                                &b.ncand,
+                                &c.cdist,
+                                &b.chosen,
+                            ],
+                        )
+                    });
+                ChunkSteps {
+                    blocks: c.blocks.len() as u32,
+                    gather: gpu.bind(
                         &k.gather,
                         &[&c.points, &b.cand_slot, &b.ncand, &b.cands, &gather],
                     ),
-                    gpu.bind(
+                    potential: gpu.bind(
                         &k.potential,
                         &[
                             &c.points, &b.cands, &b.dist, &b.pots, &pot, &c.work, &b.ncand,
                             &c.cdist,
                         ],
                     ),
-                    dist(&computed),
-                    dist(&first),
-                    dist(&stored),
-                ];
-                (c.blocks.len() as u32, groups)
+                    distances,
+                }
             })
             .collect();
         Steps {
@@ -194,18 +211,16 @@ impl<'a> Steps<'a> {
         }
     }
 
-    /// Records the distances to each stepping run's new center, and the block sums (`first`:
-    /// the distances to the first center replace the old ones). After a greedy step the
-    /// potentials kernel has computed them.
-    fn distances(&self, pass: &mut wgpu::ComputePass, first: bool) {
-        let k = &self.gpu.kernels;
-        let mode = match (first, self.greedy) {
-            (true, _) => 3,
-            (false, true) => 4,
-            (false, false) => 2,
-        };
-        for (blocks, groups) in &self.chunks {
-            run(pass, &k.seed, &groups[mode], *blocks);
+    /// Records the lowering of each stepping run's distances by its new center, and the block
+    /// sums.
+    fn distances(&self, pass: &mut wgpu::ComputePass, mode: Distances) {
+        for c in &self.chunks {
+            run(
+                pass,
+                &self.gpu.kernels.seed,
+                &c.distances[mode as usize],
+                c.blocks,
+            );
         }
     }
 
@@ -213,16 +228,22 @@ impl<'a> Steps<'a> {
     fn step(&self, pass: &mut wgpu::ComputePass) {
         let k = &self.gpu.kernels;
         run(pass, &k.sample, &self.sample, self.runs);
-        for (_, groups) in &self.chunks {
-            run(pass, &k.gather, &groups[0], self.runs);
+        for c in &self.chunks {
+            run(pass, &k.gather, &c.gather, self.runs);
         }
         if self.greedy {
-            for (blocks, groups) in &self.chunks {
-                run(pass, &k.potential, &groups[1], *blocks);
+            for c in &self.chunks {
+                run(pass, &k.potential, &c.potential, c.blocks);
             }
         }
         run(pass, &k.choose, &self.choose, self.runs);
-        self.distances(pass, false);
+        // After a greedy step the potentials kernel has computed the distances.
+        let mode = if self.greedy {
+            Distances::Stored
+        } else {
+            Distances::Computed
+        };
+        self.distances(pass, mode);
     }
 }
 
