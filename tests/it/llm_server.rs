@@ -226,35 +226,40 @@ impl Server {
             } else {
                 guided_refusal(&req)
             };
-            let keep = match fault {
+            let reply = match fault {
                 _ if refusal.is_some() => {
-                    respond(&mut out, 400, &[], &refusal.unwrap_or_default().to_string())
+                    Reply::Full(400, Vec::new(), refusal.unwrap_or_default().to_string())
                 }
-                None if scripted_body.is_some() => respond(
-                    &mut out,
+                None if scripted_body.is_some() => Reply::Full(
                     200,
-                    &[],
-                    &scripted_body.unwrap_or_default().to_string(),
+                    Vec::new(),
+                    scripted_body.unwrap_or_default().to_string(),
                 ),
                 None if vary && stage == "summary" => {
-                    respond(&mut out, 200, &[], &varied_summary(&req).to_string())
+                    Reply::Full(200, Vec::new(), varied_summary(&req).to_string())
                 }
-                None => respond(&mut out, 200, &[], &answer(&req, false).to_string()),
+                None => Reply::Full(200, Vec::new(), answer(&req, false).to_string()),
                 Some(Fault::Slow(d)) => {
                     std::thread::sleep(d);
-                    respond(&mut out, 200, &[], &answer(&req, false).to_string())
+                    Reply::Full(200, Vec::new(), answer(&req, false).to_string())
                 }
                 Some(Fault::Garbage) => {
-                    respond(&mut out, 200, &[], &answer(&req, true).to_string())
+                    Reply::Full(200, Vec::new(), answer(&req, true).to_string())
                 }
-                Some(Fault::Status(code, headers, body)) => {
-                    respond(&mut out, code, &headers, &body)
-                }
+                Some(Fault::Status(code, headers, body)) => Reply::Full(code, headers, body),
                 Some(Fault::MalformedJson) => {
-                    respond(&mut out, 200, &[], "{\"choices\": [{\"message\": ")
+                    Reply::Full(200, Vec::new(), "{\"choices\": [{\"message\": ".to_string())
                 }
-                Some(Fault::Truncated) => {
-                    let body = answer(&req, false).to_string();
+                Some(Fault::Truncated) => Reply::Truncated(answer(&req, false).to_string()),
+                Some(Fault::Reset) => Reply::Reset,
+            };
+            // The request stops counting as in flight once its reply is ready, before it is
+            // written: a client may send its next request (on another connection) the moment
+            // it has read this reply, and that request must not count as concurrent with it.
+            self.state.lock().unwrap().in_flight -= 1;
+            let keep = match reply {
+                Reply::Full(code, headers, body) => respond(&mut out, code, &headers, &body),
+                Reply::Truncated(body) => {
                     let head = format!(
                         "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
                         body.len() + 500
@@ -264,12 +269,11 @@ impl Server {
                     let _ = out.flush();
                     false
                 }
-                Some(Fault::Reset) => {
+                Reply::Reset => {
                     let _ = out.shutdown(std::net::Shutdown::Both);
                     false
                 }
             };
-            self.state.lock().unwrap().in_flight -= 1;
             self.answered.fetch_add(1, Ordering::SeqCst);
             if !keep {
                 return;
@@ -356,6 +360,16 @@ fn read_request(r: &mut BufReader<TcpStream>) -> Option<Request> {
 }
 
 /// Writes one JSON response; false when the client is gone.
+/// What the server sends back for one request.
+enum Reply {
+    /// A whole response: status, headers, body.
+    Full(u16, Vec<(String, String)>, String),
+    /// Half a body under a content-length that promises more, then the connection closes.
+    Truncated(String),
+    /// The connection is reset without a response.
+    Reset,
+}
+
 pub fn respond(out: &mut TcpStream, code: u16, headers: &[(String, String)], body: &str) -> bool {
     let mut head = format!(
         "HTTP/1.1 {code} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
