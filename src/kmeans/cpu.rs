@@ -32,14 +32,10 @@ impl KmeansBackend for CpuKmeans {
     /// Small jobs side by side (each too small to keep every thread busy on its own), larger
     /// ones one after the other on all threads; results in job order, each as `run` gives it.
     fn run_batch(&self, data: &Matrix, jobs: &[Job<'_>]) -> Vec<KmeansResult> {
-        let one = |job: &Job<'_>| match job.rows {
-            None => self.run(data, &job.params),
-            Some(rows) => self.run(&data.subset(rows), &job.params),
-        };
         let small: Vec<bool> = jobs.iter().map(|j| j.work(data) < SMALL_JOB).collect();
         let done: Vec<KmeansResult> = (jobs.par_iter().zip(&small))
             .filter(|(_, s)| **s)
-            .map(|(job, _)| one(job))
+            .map(|(job, _)| self.run_job(data, job))
             .collect();
         let mut done = done.into_iter();
         (jobs.iter().zip(small))
@@ -47,7 +43,7 @@ impl KmeansBackend for CpuKmeans {
                 if s {
                     done.next().expect("a result per small job")
                 } else {
-                    one(job)
+                    self.run_job(data, job)
                 }
             })
             .collect()
@@ -306,10 +302,7 @@ mod tests {
         );
         let got = CpuKmeans.run_batch(&data, &jobs);
         for (job, r) in jobs.iter().zip(&got) {
-            let sub = job
-                .rows
-                .map_or_else(|| data.clone(), |rows| data.subset(rows));
-            assert_eq!(*r, CpuKmeans.run(&sub, &job.params));
+            assert_eq!(*r, CpuKmeans.run_job(&data, job));
         }
     }
 

@@ -91,12 +91,15 @@ pub trait KmeansBackend: Send + Sync {
     /// default they run one after the other, so that only one job's rows are copied at a time;
     /// the CPU runs its small jobs side by side, and the GPU puts them on the device together.
     fn run_batch(&self, data: &Matrix, jobs: &[Job<'_>]) -> Vec<KmeansResult> {
-        jobs.iter()
-            .map(|job| match job.rows {
-                None => self.run(data, &job.params),
-                Some(rows) => self.run(&data.subset(rows), &job.params),
-            })
-            .collect()
+        jobs.iter().map(|job| self.run_job(data, job)).collect()
+    }
+
+    /// One job alone: [`KmeansBackend::run`] on its rows of `data`.
+    fn run_job(&self, data: &Matrix, job: &Job<'_>) -> KmeansResult {
+        match job.rows {
+            None => self.run(data, &job.params),
+            Some(rows) => self.run(&data.subset(rows), &job.params),
+        }
     }
 }
 
@@ -114,10 +117,16 @@ impl Job<'_> {
         self.rows.map_or(data.rows, <[u32]>::len)
     }
 
-    /// Its size: points × clusters (as many as points at most) × dimensions.
+    /// How many clusters it makes: its `k`, at least 1 and at most its points (when it has
+    /// any).
+    pub fn clusters(&self, data: &Matrix) -> usize {
+        self.params.k.clamp(1, self.points(data).max(1))
+    }
+
+    /// Its size: points × clusters × dimensions.
     pub fn work(&self, data: &Matrix) -> u64 {
-        let n = self.points(data) as u64;
-        let k = self.params.k.clamp(1, n.max(1) as usize) as u64;
-        n.saturating_mul(k).saturating_mul(data.dims as u64)
+        (self.points(data) as u64)
+            .saturating_mul(self.clusters(data) as u64)
+            .saturating_mul(data.dims as u64)
     }
 }

@@ -60,16 +60,14 @@ fn split_all(
     data: &Matrix,
     tasks: &[Job<'_>],
 ) -> Vec<(Matrix, Vec<u32>)> {
-    let n_of = |t: &Job| t.rows.map_or(data.rows, <[u32]>::len);
-    let k_of = |t: &Job| t.params.k.clamp(1, n_of(t).max(1));
-    let exact = |t: &Job| k_of(t) <= EXACT_MAX_K || n_of(t) <= 2 * EXACT_MAX_K;
+    let exact = |t: &Job| t.clusters(data) <= EXACT_MAX_K || t.points(data) <= 2 * EXACT_MAX_K;
     let jobs: Vec<Job> = tasks
         .iter()
         .map(|t| {
             let k = if exact(t) {
-                k_of(t)
+                t.clusters(data)
             } else {
-                ((k_of(t) as f64).sqrt().ceil() as usize).min(MAX_BRANCH)
+                ((t.clusters(data) as f64).sqrt().ceil() as usize).min(MAX_BRANCH)
             };
             Job {
                 rows: t.rows,
@@ -102,7 +100,7 @@ fn split_all(
     let mut children: Vec<Job> = Vec::new();
     for (i, t) in tasks.iter().enumerate() {
         let sizes: Vec<usize> = groups[i].iter().map(|g| g.0.len()).collect();
-        let shares = apportion(k_of(t), &sizes);
+        let shares = apportion(t.clusters(data), &sizes);
         for (g, ((_, rows), &share)) in groups[i].iter().zip(&shares).enumerate() {
             if !rows.is_empty() {
                 children.push(Job {
@@ -131,7 +129,7 @@ fn split_all(
                 return (r.centroids, r.assign);
             }
             let mut centroids = Matrix::new(data.dims);
-            let mut assign = vec![0u32; n_of(t)];
+            let mut assign = vec![0u32; t.points(data)];
             for (pos, _) in groups[i].iter().filter(|g| !g.0.is_empty()) {
                 let (c, a) = fine.next().expect("one result per group");
                 let offset = centroids.rows as u32;

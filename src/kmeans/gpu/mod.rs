@@ -156,10 +156,8 @@ impl GpuKmeans {
     fn batch(&self, data: &Matrix, jobs: &[&Job<'_>]) -> Result<Vec<KmeansResult>, GpuError> {
         let _busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
         let gpu = &self.gpu;
-        let shapes: Vec<(Option<&[u32]>, usize)> = jobs
-            .iter()
-            .map(|j| (j.rows, j.params.k.clamp(1, j.points(data))))
-            .collect();
+        let shapes: Vec<(Option<&[u32]>, usize)> =
+            jobs.iter().map(|j| (j.rows, j.clusters(data))).collect();
         let clock = std::time::Instant::now();
         let b = Batch::new(gpu, data, &shapes, self.chunk_points)?;
         let mut secs = [clock.elapsed().as_secs_f64(), 0.0, 0.0];
@@ -276,7 +274,7 @@ impl KmeansBackend for GpuKmeans {
                     out[j] = Some(r);
                 }
                 for j in empty {
-                    out[j] = CpuKmeans.run_batch(data, &jobs[j..=j]).pop();
+                    out[j] = Some(CpuKmeans.run_job(data, &jobs[j]));
                 }
                 out.into_iter().map(|r| r.expect("every job ran")).collect()
             }

@@ -223,10 +223,7 @@ fn a_batch_of_runs_gives_each_run_its_cpu_result() {
         assert!(g.last_error.lock().unwrap().is_none(), "{:?}", g.last_error);
         assert_eq!(got.len(), jobs.len());
         for (j, (job, r)) in jobs.iter().zip(&got).enumerate() {
-            let sub = job
-                .rows
-                .map_or_else(|| data.clone(), |rows| data.subset(rows));
-            let cpu = CpuKmeans.run(&sub, &job.params);
+            let cpu = CpuKmeans.run_job(&data, job);
             assert_eq!(r.assign, cpu.assign, "job {j}, chunks {chunk:?}");
             assert_eq!(r.centroids.rows, cpu.centroids.rows, "job {j}");
             let diff = (r.inertia - cpu.inertia).abs();
@@ -269,10 +266,7 @@ fn a_batch_mixing_greedy_and_plain_seeding_gives_each_run_its_cpu_result() {
     let got = g.run_batch(&data, &jobs);
     assert!(g.last_error.lock().unwrap().is_none(), "{:?}", g.last_error);
     for (j, (job, r)) in jobs.iter().zip(&got).enumerate() {
-        let sub = job
-            .rows
-            .map_or_else(|| data.clone(), |rows| data.subset(rows));
-        let cpu = CpuKmeans.run(&sub, &job.params);
+        let cpu = CpuKmeans.run_job(&data, job);
         let ratio = r.inertia / cpu.inertia;
         assert!(
             (ratio - 1.0).abs() < 1e-4,
