@@ -121,50 +121,6 @@ pub struct Gpu {
 /// What every kernel shares (params, work table, assignment), prepended to each.
 const COMMON: &str = include_str!("../../../shaders/kmeans_common.wgsl");
 
-/// The kernels: name, source and entry point.
-const SOURCES: [(&str, &str, &str); 8] = [
-    (
-        "kmeans_assign",
-        include_str!("../../../shaders/kmeans_assign.wgsl"),
-        "main",
-    ),
-    (
-        "kmeans_update",
-        include_str!("../../../shaders/kmeans_update.wgsl"),
-        "sums",
-    ),
-    (
-        "kmeans_finish",
-        include_str!("../../../shaders/kmeans_finish.wgsl"),
-        "finish",
-    ),
-    (
-        "kmeans_seed",
-        include_str!("../../../shaders/kmeans_seed.wgsl"),
-        "main",
-    ),
-    (
-        "kmeans_potential",
-        include_str!("../../../shaders/kmeans_potential.wgsl"),
-        "main",
-    ),
-    (
-        "kmeans_choose",
-        include_str!("../../../shaders/kmeans_choose.wgsl"),
-        "main",
-    ),
-    (
-        "kmeans_sample",
-        include_str!("../../../shaders/kmeans_sample.wgsl"),
-        "main",
-    ),
-    (
-        "kmeans_gather",
-        include_str!("../../../shaders/kmeans_gather.wgsl"),
-        "main",
-    ),
-];
-
 impl Gpu {
     /// Compiles the kernels on a device the caller opened.
     pub fn on(dev: GpuDevice) -> Result<Gpu, GpuError> {
@@ -175,65 +131,67 @@ impl Gpu {
             max_binding,
             f64,
         } = dev;
-        // The type kmeans_sample.wgsl sums in.
-        let real = format!("alias real = {};", if f64 { "f64" } else { "f32" });
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let mut kernels: Vec<Kernel> = SOURCES
-            .iter()
-            .map(|&(name, source, entry)| {
-                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some(name),
-                    source: wgpu::ShaderSource::Wgsl(Cow::Owned(format!(
-                        "{COMMON}\n{}\n{source}",
-                        if name == "kmeans_sample" { &real } else { "" }
-                    ))),
-                });
-                let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(name),
-                    layout: None,
-                    module: &module,
-                    entry_point: Some(entry),
-                    compilation_options: Default::default(),
-                    cache: None,
-                });
-                let layout = pipeline.get_bind_group_layout(0);
-                Kernel {
-                    pipeline,
-                    layout,
-                    name,
-                }
-            })
-            .collect();
+        let kernel = |name: &'static str, source: &str, entry: &str| {
+            compile(&device, name, &format!("{COMMON}\n{source}"), entry)
+        };
+        // The type kmeans_sample.wgsl sums in.
+        let real = if f64 { "f64" } else { "f32" };
+        let kernels = Kernels {
+            assign: kernel(
+                "kmeans_assign",
+                include_str!("../../../shaders/kmeans_assign.wgsl"),
+                "main",
+            ),
+            sums: kernel(
+                "kmeans_update",
+                include_str!("../../../shaders/kmeans_update.wgsl"),
+                "sums",
+            ),
+            finish: kernel(
+                "kmeans_finish",
+                include_str!("../../../shaders/kmeans_finish.wgsl"),
+                "finish",
+            ),
+            seed: kernel(
+                "kmeans_seed",
+                include_str!("../../../shaders/kmeans_seed.wgsl"),
+                "main",
+            ),
+            potential: kernel(
+                "kmeans_potential",
+                include_str!("../../../shaders/kmeans_potential.wgsl"),
+                "main",
+            ),
+            choose: kernel(
+                "kmeans_choose",
+                include_str!("../../../shaders/kmeans_choose.wgsl"),
+                "main",
+            ),
+            sample: kernel(
+                "kmeans_sample",
+                &format!(
+                    "alias real = {real};\n{}",
+                    include_str!("../../../shaders/kmeans_sample.wgsl")
+                ),
+                "main",
+            ),
+            gather: kernel(
+                "kmeans_gather",
+                include_str!("../../../shaders/kmeans_gather.wgsl"),
+                "main",
+            ),
+        };
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(GpuError::Wgpu(e.to_string()));
         }
-        let mut next = || kernels.remove(0);
-        let (assign, sums, finish, seed, potential, choose, sample, gather) = (
-            next(),
-            next(),
-            next(),
-            next(),
-            next(),
-            next(),
-            next(),
-            next(),
-        );
         Ok(Gpu {
             device,
             queue,
             info,
             max_binding,
             f64,
-            kernels: Kernels {
-                assign,
-                sums,
-                finish,
-                seed,
-                potential,
-                choose,
-                sample,
-                gather,
-            },
+            kernels,
             rounds: Default::default(),
         })
     }
@@ -384,6 +342,27 @@ impl Gpu {
         drop(bytes);
         staging.unmap();
         Ok(out)
+    }
+}
+
+/// Compiles `entry` of `source` into a kernel (validation errors go to the caller's scope).
+fn compile(device: &wgpu::Device, name: &'static str, source: &str, entry: &str) -> Kernel {
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(name),
+        source: wgpu::ShaderSource::Wgsl(Cow::Borrowed(source)),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(name),
+        layout: None,
+        module: &module,
+        entry_point: Some(entry),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    Kernel {
+        layout: pipeline.get_bind_group_layout(0),
+        pipeline,
+        name,
     }
 }
 
