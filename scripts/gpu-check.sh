@@ -47,12 +47,14 @@ GL_PACKAGES="libvulkan1 libglvnd0 libglx0 libegl1 libgl1 libopengl0 libgles2"
 # compare DIR_A DIR_B NAME_B NAME_A: whether two builds wrote the same files, c2s.lock aside
 # (its config hash counts the kmeans settings); else how many differ, and the first five.
 compare() {
-  if diff -rq -x c2s.lock "$1" "$2" >/dev/null; then
+  local differ
+  # (diff exits 1 when they differ: under set -e that would end the script)
+  differ=$(diff -rq -x c2s.lock "$1" "$2") || true
+  if [ -z "$differ" ]; then
     echo "outputs $3: identical to $4 (c2s.lock aside)"
   else
-    echo "outputs $3: $(diff -rq -x c2s.lock "$1" "$2" | wc -l) files differ from $4 (near-tie assignments):"
-    # (diff exits 1 here: under pipefail that would end the script)
-    diff -rq -x c2s.lock "$1" "$2" | sed -n 1,5p || true
+    echo "outputs $3: $(wc -l <<<"$differ") files differ from $4 (near-tie assignments):"
+    sed -n 1,5p <<<"$differ"
   fi
 }
 

@@ -5,9 +5,10 @@ usage: gpu_summary.py RESULTS_JSONL [SUMMARY_JSON]
 
 RESULTS_JSONL holds one JSON object a line, as gpu-check.sh records them: {"mode": MODE} first
 ("checks", "million" or "all": which parts ran), {"bench": ...} for each line of the K-Means
-benchmark, {"build": NAME, ...} for each build, {"large": N} when the large build starts, and
-{"skipped": STEP} for a step the deadline left out, {"shader_tests": "passed" or "failed"}. Prints one line a figure, each with its target and whether
-it is met, and writes them to SUMMARY_JSON when given. A figure that was not measured says so;
+benchmark, {"build": NAME, ...} for each build, {"large": N} when the large build starts,
+{"skipped": STEP} for a step the deadline left out, and {"shader_tests": "passed" or
+"failed"}. Prints one line a figure, each with its target and whether it is met, and writes
+them to SUMMARY_JSON when given. A figure that was not measured says so;
 it is never counted as met.
 
 Targets: exact K-Means on the GPU at least 10x the CPU path; a build's tree step on the GPU at

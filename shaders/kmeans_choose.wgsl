@@ -4,8 +4,8 @@
 // the lowest potential (the first on ties, as the CPU path does), copies its row to `centers`,
 // where kmeans_seed.wgsl takes it in the same submission, records its point as the run's next
 // seed (`seeds`, at the run's first centroid plus `taken`), counts it in `taken` and writes
-// which candidate it was (`chosen`, for kmeans_seed.wgsl). A run
-// with one candidate takes it. Candidate rows and slots per run: `params.extra`.
+// which candidate it was (`chosen`, for kmeans_seed.wgsl). A run with one candidate takes it.
+// Candidate rows and slots per run: `params.extra`.
 
 @group(0) @binding(0) var<storage, read> pot: array<f32>; // t per block of the batch
 @group(0) @binding(1) var<storage, read> cands: array<f32>; // t rows per run

@@ -15,6 +15,13 @@ struct Params {
     pad3: u32,
 }
 
+// Where candidate `j`'s distance to the point in slot `slot` of a chunk of `span` blocks is
+// kept (kmeans_potential.wgsl writes it, kmeans_seed.wgsl reads the chosen one's):
+// candidate-major, so a block's 64 points are side by side.
+fn cdist_at(j: u32, slot: u32, span: u32) -> u32 {
+    return j * span * WG + slot;
+}
+
 // One block of at most 64 points of one run.
 struct Work {
     start: u32, // first point, in this chunk

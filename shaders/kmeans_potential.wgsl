@@ -5,9 +5,10 @@
 // the candidate with the lowest potential. Candidates are `t` (`params.extra`) rows per run in
 // `cands`; runs whose `ncand` is 0 take no center this step and are skipped. `dist` holds one
 // distance per slot of the batch. Each candidate's distance to each point is kept (`cdist`,
-// candidate-major over the chunk's slots) for kmeans_seed.wgsl to lower the distances by the
-// chosen one without reading the points again. The block's points are staged through workgroup memory 32 dimensions at a time
-// (under the 16 KiB of workgroup memory every device has), so that global reads are coalesced.
+// at `cdist_at`) for kmeans_seed.wgsl to lower the distances by the chosen one without reading
+// the points again. The block's points are staged through workgroup memory 32 dimensions at a
+// time (under the 16 KiB of workgroup memory every device has), so that global reads are
+// coalesced.
 
 const MAX_T: u32 = 16u;
 const TILE_D: u32 = 32u;
@@ -82,7 +83,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         }
         let e = sqrt(e2[j]);
         if (live) {
-            cdist[j * params.span * WG + w.start + lid] = e;
+            cdist[cdist_at(j, w.start + lid, params.span)] = e;
         }
         let nd = min(e, di);
         squares[j * WG + lid] = select(0.0, nd * nd, live);

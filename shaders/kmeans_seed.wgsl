@@ -23,7 +23,7 @@ const STRIDE: u32 = 33u; // TILE_D + 1: no bank conflicts when a thread walks it
 @group(0) @binding(4) var<uniform> params: Params;
 @group(0) @binding(5) var<storage, read> work: array<Work>;
 @group(0) @binding(6) var<storage, read> ncand: array<u32>; // per run: 0 if it takes no center
-@group(0) @binding(7) var<storage, read> cdist: array<f32>; // per candidate, then slot of the chunk
+@group(0) @binding(7) var<storage, read> cdist: array<f32>; // at cdist_at
 @group(0) @binding(8) var<storage, read> chosen: array<u32>; // per run: the candidate it took
 
 var<workgroup> tile: array<f32, 2112>; // WG * STRIDE
@@ -45,7 +45,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     }
     if (params.extra == 2u) {
         if (live && ncand[w.run] != 0u) {
-            let nd = cdist[chosen[w.run] * params.span * WG + w.start + lid];
+            let nd = cdist[cdist_at(chosen[w.run], w.start + lid, params.span)];
             if (nd < di) {
                 di = nd;
                 dist[p] = di;

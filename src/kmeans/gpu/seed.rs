@@ -31,11 +31,12 @@ pub fn seed(gpu: &Gpu, batch: &Batch, rngs: &mut [Rng]) -> Result<Vec<Vec<usize>
         firsts.push(rng.below(run.n));
         draws.extend((0..run.draws()).map(|_| rng.next_f64()));
     }
+    let storage = wgpu::BufferUsages::STORAGE;
     let draws = if gpu.f64 {
-        gpu.upload("draws", bytemuck::cast_slice(&draws), storage())
+        gpu.upload("draws", bytemuck::cast_slice(&draws), storage)
     } else {
         let narrow: Vec<f32> = draws.iter().map(|&x| narrow(x)).collect();
-        gpu.upload("draws", bytemuck::cast_slice(&narrow), storage())
+        gpu.upload("draws", bytemuck::cast_slice(&narrow), storage)
     };
     start(gpu, batch, &firsts);
     let steps = runs.iter().map(|r| r.k - 1).max().unwrap_or(0);
@@ -72,10 +73,6 @@ pub fn seed(gpu: &Gpu, batch: &Batch, rngs: &mut [Rng]) -> Result<Vec<Vec<usize>
 /// past the last point).
 fn narrow(x: f64) -> f32 {
     (x as f32).min(1.0 - f32::EPSILON / 2.0)
-}
-
-fn storage() -> wgpu::BufferUsages {
-    wgpu::BufferUsages::STORAGE
 }
 
 /// Writes each run's first center: its row in `centers`, its point as the first seed, one
