@@ -55,7 +55,14 @@ pub(crate) fn log_line(line: &str) {
 /// Serves the output at `out` on `addr` until SIGTERM or Ctrl-C.
 pub fn serve(out: &Path, addr: &str, settings: &ServeConfig) -> Result<(), ServeError> {
     let server = Prepared::new(out, addr, settings)?;
-    runtime()?.block_on(server.run(stop_signal()));
+    let runtime = runtime()?;
+    // Listening starts here, before the server says it is serving: a SIGTERM sent the moment
+    // the "Serving" line appears must stop it cleanly, not kill it with the copy left behind.
+    let stop = {
+        let _inside = runtime.enter();
+        stop_signal()?
+    };
+    runtime.block_on(server.run(stop));
     Ok(())
 }
 
@@ -286,19 +293,49 @@ async fn accept(
     .await;
 }
 
-/// SIGTERM or Ctrl-C.
-async fn stop_signal() {
+/// SIGTERM or Ctrl-C: a future that completes on either. Both are listened for from this call
+/// on (inside the runtime), not from the future's first poll, so one sent before the server
+/// first waits is not lost.
+fn stop_signal() -> Result<impl std::future::Future<Output = ()>, ServeError> {
+    let cannot =
+        |e: std::io::Error| ServeError::Mcp(format!("cannot listen for SIGTERM or Ctrl-C: {e}"));
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        let mut term = signal(SignalKind::terminate()).expect("SIGTERM can be handled");
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = tokio::signal::ctrl_c() => {}
-        }
+        let mut term = signal(SignalKind::terminate()).map_err(cannot)?;
+        let mut int = signal(SignalKind::interrupt()).map_err(cannot)?;
+        Ok(async move {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        })
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        let _ = cannot;
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sigterm_before_the_first_wait_stops_the_server_and_not_the_process() {
+        let runtime = runtime().unwrap();
+        let stop = {
+            let _inside = runtime.enter();
+            stop_signal().unwrap()
+        };
+        // Were the handler installed on the first poll, this would kill the test binary.
+        // SAFETY: raising a signal this process handles has no other effect.
+        assert_eq!(unsafe { libc::raise(libc::SIGTERM) }, 0);
+        let done =
+            runtime.block_on(async { tokio::time::timeout(Duration::from_secs(10), stop).await });
+        assert!(done.is_ok(), "the SIGTERM was lost");
     }
 }
