@@ -21,6 +21,8 @@ pub struct HttpServer {
     /// `127.0.0.1:PORT`.
     pub addr: String,
     log: Arc<Mutex<Vec<String>>>,
+    /// Collects stderr into `log` until the server closes it.
+    reader: Option<std::thread::JoinHandle<()>>,
 }
 
 impl HttpServer {
@@ -55,22 +57,29 @@ impl HttpServer {
         let addr = served_at(&first).unwrap_or_else(|| panic!("no address in {first:?}"));
         let log = Arc::new(Mutex::new(vec![first]));
         let sink = log.clone();
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             for l in lines.map_while(Result::ok) {
                 sink.lock().unwrap().push(l);
             }
         });
-        HttpServer { child, addr, log }
+        HttpServer {
+            child,
+            addr,
+            log,
+            reader: Some(reader),
+        }
     }
 
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
 
-    /// Waits for the server to exit: its exit code.
+    /// Waits for the server to exit, and for its last log line to be read: its exit code.
     pub fn wait(&mut self) -> Option<i32> {
         let code = self.child.wait().unwrap().code();
-        std::thread::sleep(Duration::from_millis(100));
+        if let Some(reader) = self.reader.take() {
+            reader.join().unwrap();
+        }
         code
     }
 
@@ -80,6 +89,20 @@ impl HttpServer {
 
     pub fn log(&self) -> Vec<String> {
         self.log.lock().unwrap().clone()
+    }
+
+    /// The log, joined, once `done` holds for it: lines come through a reader thread, which
+    /// can lag behind the replies a client has already read. Fails after 20 s.
+    pub fn log_when(&self, done: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let log = self.log().join("\n");
+            if done(&log) {
+                return log;
+            }
+            assert!(Instant::now() < deadline, "not logged in 20 s: {log}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     pub fn health(&self) -> Value {
@@ -235,13 +258,10 @@ fn the_official_python_sdk_talks_to_the_http_server_with_its_token() {
     assert_eq!(seen["without_token"]["status"], 401);
     assert_eq!(seen["without_token"]["has_result"], false);
     // One log line per request: the tool is named; the token and the document's text are not.
-    std::thread::sleep(Duration::from_millis(200));
-    let log = server.log().join("\n");
-    assert!(
-        log.contains(r#""rpc":"tools/call","tool":"get_document""#),
-        "{log}"
-    );
-    assert!(log.contains(r#""status":401"#), "{log}");
+    let log = server.log_when(|log| {
+        log.contains(r#""rpc":"tools/call","tool":"get_document""#)
+            && log.contains(r#""status":401"#)
+    });
     assert!(!log.contains(token), "the token is never logged");
     let body_line = text.lines().max_by_key(|l| l.len()).unwrap();
     assert!(body_line.len() > 20 && !log.contains(body_line), "{log}");

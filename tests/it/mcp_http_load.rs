@@ -1,6 +1,6 @@
 //! A bounded load on `c2s mcp --http`, loopback only: 100 concurrent MCP sessions making 1,000
-//! tool calls in all (`cat`, `grep`, `search`, `get_document`), paced over about two seconds
-//! while the output is rebuilt once with an edit. Every answer must be whole and from one
+//! tool calls or more (`cat`, `grep`, `search`, `get_document`), paced over about two seconds,
+//! or until the server serves the rebuild made meanwhile with an edit. Every answer must be whole and from one
 //! build: equal to what the tools answer on the build before or on the build after, never a
 //! mix. Then the same 1,000 calls again, unpaced, for the throughput. Prints the p50 and p99
 //! latency per tool of both rounds; `C2S_LOAD_REPORT=FILE` writes them as JSON, and
@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -90,8 +91,10 @@ const PACE: Duration = Duration::from_millis(150);
 
 type Outcome = (usize, Duration, Result<String, String>);
 
-/// Every session makes its share of the calls, `pace` apart, while `during` runs beside them:
-/// each call's plan index, latency and result, and the round's wall time.
+/// Every session makes its share of the calls, `pace` apart, while `during` runs beside them.
+/// A session goes on past its share (up to four times it) until it has made a call after
+/// `during` returned, so that calls land after it however long it takes on a busy machine. Returns each call's
+/// plan index, latency and result, and the round's wall time.
 fn round(
     addr: &str,
     sessions: &[String],
@@ -100,15 +103,27 @@ fn round(
     during: Option<Box<dyn FnOnce() + Send + '_>>,
 ) -> (Vec<Outcome>, Duration) {
     let results: Arc<Mutex<Vec<Outcome>>> = Arc::default();
+    let done = AtomicBool::new(during.is_none());
     let started = Instant::now();
     std::thread::scope(|scope| {
         if let Some(f) = during {
-            scope.spawn(f);
-        }
-        for (c, sid) in sessions.iter().enumerate() {
-            let results = results.clone();
+            let done = &done;
             scope.spawn(move || {
-                for k in 0..CALLS / CLIENTS {
+                f();
+                done.store(true, Ordering::SeqCst);
+            });
+        }
+        let share = CALLS / CLIENTS;
+        for (c, sid) in sessions.iter().enumerate() {
+            let (results, done) = (results.clone(), &done);
+            scope.spawn(move || {
+                // A session stops after its share and one call begun after `during` returned.
+                let mut called_after = false;
+                for k in 0..4 * share {
+                    if k >= share && called_after {
+                        break;
+                    }
+                    called_after = done.load(Ordering::SeqCst);
                     let i = (c + k) % plan.len();
                     let (tool, args) = &plan[i];
                     let (took, r) = call(addr, sid, 10 + k, tool, args);
@@ -156,8 +171,9 @@ fn a_hundred_sessions_and_a_rebuild_get_whole_answers_in_time() {
     let sessions: Vec<String> = (0..CLIENTS).map(|_| open_session(&server.addr).0).collect();
     let started = Instant::now();
     let rebuild_at = Arc::new(Mutex::new(None));
-    let (dir, at) = (tmp.path(), rebuild_at.clone());
-    // One rebuild, with an edit of the document every client fetches, during the load.
+    let (dir, at, srv) = (tmp.path(), rebuild_at.clone(), &server);
+    // One rebuild, with an edit of the document every client fetches, during the load; the
+    // load goes on until the server has switched to it.
     let edit = move || {
         std::thread::sleep(Duration::from_millis(200));
         let page = dir.join("docs/auth/api-keys.md");
@@ -166,15 +182,15 @@ fn a_hundred_sessions_and_a_rebuild_get_whole_answers_in_time() {
         std::fs::write(&page, text).unwrap();
         *at.lock().unwrap() = Some(started.elapsed());
         rebuild(dir);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while srv.health()["reloads"] != 1 {
+            assert!(Instant::now() < deadline, "no reload: {:?}", srv.log());
+            std::thread::sleep(Duration::from_millis(100));
+        }
     };
     let (results, wall) = round(&server.addr, &sessions, &plan, PACE, Some(Box::new(edit)));
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while server.health()["reloads"] != 1 {
-        assert!(Instant::now() < deadline, "no reload: {:?}", server.log());
-        std::thread::sleep(Duration::from_millis(100));
-    }
     let after = Tools::open(&out).unwrap();
-    assert_eq!(results.len(), CALLS);
+    assert!(results.len() >= CALLS, "{} calls", results.len());
     let errors: Vec<&String> = results.iter().filter_map(|r| r.2.as_ref().err()).collect();
     assert!(
         errors.is_empty(),
@@ -206,7 +222,7 @@ fn a_hundred_sessions_and_a_rebuild_get_whole_answers_in_time() {
     let report = json!({
         "clients": CLIENTS,
         "with_rebuild": {
-            "calls": CALLS, "pace_ms": PACE.as_millis() as u64, "wall_s": wall.as_secs_f64(),
+            "calls": results.len(), "pace_ms": PACE.as_millis() as u64, "wall_s": wall.as_secs_f64(),
             "rebuild_started_s": rebuild_at.lock().unwrap().map(|d| d.as_secs_f64()),
             "answers_differing_between_builds": from, "errors": 0,
             "tools": latencies(&plan, &results),
