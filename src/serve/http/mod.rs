@@ -54,14 +54,15 @@ pub(crate) fn log_line(line: &str) {
 
 /// Serves the output at `out` on `addr` until SIGTERM or Ctrl-C.
 pub fn serve(out: &Path, addr: &str, settings: &ServeConfig) -> Result<(), ServeError> {
-    let server = Prepared::new(out, addr, settings)?;
     let runtime = runtime()?;
-    // Listening starts here, before the server says it is serving: a SIGTERM sent the moment
-    // the "Serving" line appears must stop it cleanly, not kill it with the copy left behind.
+    // Listening starts first, before the private copy is made and before the server says it
+    // is serving: a SIGTERM sent at any point from here (say the moment the "Serving" line
+    // appears) stops it cleanly, never kills it with the copy left behind.
     let stop = {
         let _inside = runtime.enter();
         stop_signal()?
     };
+    let server = Prepared::new(out, addr, settings)?;
     runtime.block_on(server.run(stop));
     Ok(())
 }
