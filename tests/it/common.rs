@@ -461,3 +461,14 @@ pub fn sh(dir: &Path, line: &str) -> Output {
     );
     o
 }
+
+/// Polls `done` every 50 ms until it holds; after `secs` seconds fails with `why()`.
+pub fn wait_for(secs: u64, mut done: impl FnMut() -> bool, why: impl FnOnce() -> String) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while !done() {
+        if std::time::Instant::now() >= deadline {
+            panic!("{}", why());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{c2s, repo, skip, stderr};
+use crate::common::{c2s, repo, skip, stderr, wait_for};
 
 /// A running `c2s mcp --http 127.0.0.1:0`; killed when dropped.
 pub struct HttpServer {
@@ -94,15 +94,13 @@ impl HttpServer {
     /// The log, joined, once `done` holds for it: lines come through a reader thread, which
     /// can lag behind the replies a client has already read. Fails after 20 s.
     pub fn log_when(&self, done: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let log = self.log().join("\n");
-            if done(&log) {
-                return log;
-            }
-            assert!(Instant::now() < deadline, "not logged in 20 s: {log}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let log = || self.log().join("\n");
+        wait_for(
+            20,
+            || done(&log()),
+            || format!("not logged in 20 s: {}", log()),
+        );
+        log()
     }
 
     pub fn health(&self) -> Value {
@@ -293,11 +291,11 @@ fn a_rebuild_is_served_to_an_open_session_and_an_invalid_output_never_is() {
     text.push_str("\nRotated keys carry the marker zebra-quartz.\n");
     std::fs::write(&page, text).unwrap();
     rebuild(tmp.path());
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while server.health()["lock"] == before["lock"] {
-        assert!(Instant::now() < deadline, "no reload: {:?}", server.log());
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_for(
+        20,
+        || server.health()["lock"] != before["lock"],
+        || format!("no reload: {:?}", server.log()),
+    );
     client.stdin.take().unwrap().write_all(b"go\n").unwrap();
     let after: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
     assert!(client.wait().unwrap().success());

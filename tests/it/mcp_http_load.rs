@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use c2s::serve::tools::Tools;
 use serde_json::{Value, json};
 
+use crate::common::wait_for;
 use crate::mcp_http::{HttpServer, built_copy, copy_dir, doc_of, open_session, post, rebuild};
 
 const CLIENTS: usize = 100;
@@ -182,11 +183,11 @@ fn a_hundred_sessions_and_a_rebuild_get_whole_answers_in_time() {
         std::fs::write(&page, text).unwrap();
         *at.lock().unwrap() = Some(started.elapsed());
         rebuild(dir);
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while srv.health()["reloads"] != 1 {
-            assert!(Instant::now() < deadline, "no reload: {:?}", srv.log());
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        wait_for(
+            20,
+            || srv.health()["reloads"] == 1,
+            || format!("no reload: {:?}", srv.log()),
+        );
     };
     let (results, wall) = round(&server.addr, &sessions, &plan, PACE, Some(Box::new(edit)));
     let after = Tools::open(&out).unwrap();

@@ -1,16 +1,12 @@
 //! `c2s watch`: start it, edit a file, wait for the rebuild, check the output changed, stop it.
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::common::synth_corpus;
+use crate::common::{self, synth_corpus};
 
-fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+fn wait_for(what: &str, cond: impl FnMut() -> bool) {
+    common::wait_for(60, cond, || format!("timed out waiting for {what}"));
 }
 
 #[test]
