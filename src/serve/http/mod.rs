@@ -298,11 +298,12 @@ async fn accept(
 /// on (inside the runtime), not from the future's first poll, so one sent before the server
 /// first waits is not lost.
 fn stop_signal() -> Result<impl std::future::Future<Output = ()>, ServeError> {
-    let cannot =
-        |e: std::io::Error| ServeError::Mcp(format!("cannot listen for SIGTERM or Ctrl-C: {e}"));
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
+        let cannot = |e: std::io::Error| {
+            ServeError::Mcp(format!("cannot listen for SIGTERM or Ctrl-C: {e}"))
+        };
         let mut term = signal(SignalKind::terminate()).map_err(cannot)?;
         let mut int = signal(SignalKind::interrupt()).map_err(cannot)?;
         Ok(async move {
@@ -314,7 +315,6 @@ fn stop_signal() -> Result<impl std::future::Future<Output = ()>, ServeError> {
     }
     #[cfg(not(unix))]
     {
-        let _ = cannot;
         Ok(async {
             let _ = tokio::signal::ctrl_c().await;
         })
