@@ -9,6 +9,7 @@ use c2s::rng::Rng;
 use crate::common::skip;
 
 mod kernels;
+mod limits;
 mod script;
 
 /// The GPU backend on the first Vulkan adapter (lavapipe here), or a loud skip when there is

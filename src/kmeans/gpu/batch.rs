@@ -5,42 +5,9 @@
 //! dispatches. A single run is a batch of one.
 
 use super::device::{BLOCK, Gpu, GpuError, cast, grid};
-use crate::kmeans::seed::seed_trials;
+pub use super::layout::{Assignment, Run};
+use super::layout::{Layout, Limits, Work};
 use crate::matrix::Matrix;
-
-/// One block of the work table, as the kernels read it.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct Work {
-    /// First point, in its chunk.
-    pub start: u32,
-    /// Points in the block (1..=64).
-    pub count: u32,
-    /// The run's first centroid in the batch.
-    pub c_off: u32,
-    /// The run's centroids.
-    pub c_n: u32,
-    /// The run.
-    pub run: u32,
-}
-
-/// The kernels' `Assignment`, one per point slot, as read back.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct Assignment {
-    pub best: u32,
-    /// `u32::MAX` when there is no runner-up.
-    pub second: u32,
-    pub s1: f32,
-    pub s2: f32,
-}
-
-impl Assignment {
-    /// The runner-up centroid and its cosine, if the run has a second centroid.
-    pub fn runner_up(&self) -> Option<(u32, f32)> {
-        (self.s2 > -1.0e38 && self.second != u32::MAX).then_some((self.second, self.s2))
-    }
-}
 
 /// The params uniform every kernel reads (`extra` means what the kernel says).
 #[repr(C)]
@@ -57,22 +24,6 @@ pub struct Params {
     pub pad: [u32; 2],
 }
 
-/// One run of the batch, as the kernels that work per run read it (`RunInfo`).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct RunInfo {
-    pub first_block: u32,
-    pub blocks: u32,
-    pub n: u32,
-    pub k: u32,
-    pub c_off: u32,
-    /// Candidates per greedy k-means++ step.
-    pub trials: u32,
-    /// The run's first uniform number among a seeding's draws.
-    pub draw_off: u32,
-    pub pad: u32,
-}
-
 /// Point slots of a chunk, and the buffers that hold one value per slot or per block.
 pub struct Chunk {
     /// Slots (a multiple of 64; unused slots are zero).
@@ -86,36 +37,6 @@ pub struct Chunk {
     /// Its first block in the batch.
     pub base: usize,
 }
-
-/// Where a block of a run lies: its chunk, its index in the batch, its first slot in the
-/// chunk, and how many points it holds.
-#[derive(Debug, Clone, Copy)]
-pub struct Place {
-    pub chunk: usize,
-    /// The block's index in the batch.
-    pub global: usize,
-    pub start: usize,
-    pub count: usize,
-}
-
-/// A run's points, centroids and blocks.
-pub struct Run<'a> {
-    data: &'a Matrix,
-    /// Its points: these rows of `data` (None: every row).
-    rows: Option<&'a [u32]>,
-    /// Points.
-    pub n: usize,
-    pub k: usize,
-    /// First centroid in the batch.
-    pub c_off: usize,
-    /// Candidates per greedy k-means++ step (0 when k is 1: no step).
-    pub trials: usize,
-    /// The run's blocks, in point order (block b holds points 64 b ..).
-    pub places: Vec<Place>,
-}
-
-/// Most candidates per greedy k-means++ step (`kmeans_potential.wgsl`'s MAX_T).
-const MAX_TRIALS: usize = 16;
 
 /// The resident batch.
 pub struct Batch<'a> {
@@ -143,6 +64,9 @@ pub struct Batch<'a> {
     pub cands: wgpu::Buffer,
     /// Per run: `stride` candidates' slots in the batch.
     pub cand_slot: wgpu::Buffer,
+    /// The uniform numbers of a seeding, each run's `draws` from its `draw_off` (f64 where the
+    /// device has it, else f32).
+    pub draws: wgpu::Buffer,
     /// Per slot of the batch (64 per block): the distance to the nearest seed.
     pub dist: wgpu::Buffer,
     /// Per block: the sum of its squared seed distances.
@@ -161,129 +85,51 @@ pub struct Batch<'a> {
     pub seeds: wgpu::Buffer,
 }
 
-/// Candidates per greedy k-means++ step of a run with `k` centroids (0 when k is 1: no step).
-fn trials(k: usize) -> usize {
-    if k > 1 {
-        seed_trials(k).min(MAX_TRIALS)
-    } else {
-        0
-    }
-}
-
-/// The run table: each run's blocks, sizes and where its draws start (a seeding draws
-/// `trials` numbers per step, `k - 1` steps).
-fn run_table(runs: &[Run]) -> Vec<RunInfo> {
-    let mut draw_off = 0;
-    runs.iter()
-        .map(|r| {
-            let info = RunInfo {
-                first_block: r.places.first().map_or(0, |p| p.global) as u32,
-                blocks: r.places.len() as u32,
-                n: r.n as u32,
-                k: r.k as u32,
-                c_off: r.c_off as u32,
-                trials: r.trials as u32,
-                draw_off: draw_off as u32,
-                pad: 0,
-            };
-            draw_off += r.draws();
-            info
-        })
-        .collect()
-}
-
-impl Run<'_> {
-    /// The uniform numbers a seeding of the run draws.
-    pub fn draws(&self) -> usize {
-        self.k.saturating_sub(1) * self.trials
-    }
-
-    /// Point `i` of the run.
-    pub fn row(&self, i: usize) -> &[f32] {
-        match self.rows {
-            Some(rows) => self.data.row(rows[i] as usize),
-            None => self.data.row(i),
-        }
-    }
-
-    /// Points `range` of the run, contiguous (copied when the run is a subset of rows).
-    fn rows_of(&self, range: std::ops::Range<usize>) -> std::borrow::Cow<'_, [f32]> {
-        let d = self.data.dims;
-        match self.rows {
-            None => std::borrow::Cow::Borrowed(&self.data.data[range.start * d..range.end * d]),
-            Some(_) => range.flat_map(|i| self.row(i).iter().copied()).collect(),
-        }
-    }
-}
-
 impl<'a> Batch<'a> {
-    /// Lays the runs out and uploads their points: each job is the rows of `data` it clusters
-    /// (None: all) and its number of clusters (1 to its number of points). `chunk_points` caps
-    /// the slots per chunk (tests use it); the binding limit always does.
+    /// Lays the runs out ([`Layout::plan`]) and uploads their points: each job is the rows of
+    /// `data` it clusters (None: all) and its number of clusters (1 to its number of points).
+    /// `chunk_points` caps the slots per chunk (tests use it); the binding limit always does.
+    /// A batch the device has no memory for fails with [`GpuError::OutOfMemory`] (its buffers
+    /// are freed), so the caller can split it.
     pub fn new(
         gpu: &Gpu,
         data: &'a Matrix,
         jobs: &[(Option<&'a [u32]>, usize)],
         chunk_points: Option<usize>,
     ) -> Result<Batch<'a>, GpuError> {
-        let d = data.dims.max(1);
-        let c_total: usize = jobs.iter().map(|j| j.1).sum();
-        let limit = gpu.max_binding;
-        // Centroids and their sums (8 bytes per value) must each fit one binding.
-        if (c_total * d * 8) as u64 > limit {
-            return Err(GpuError::TooLarge(c_total, d));
+        let limits = Limits {
+            binding: gpu.max_binding,
+            buffer: gpu.max_buffer,
+            f64: gpu.f64,
+            chunk_points,
+        };
+        let layout = Layout::plan(data, jobs, limits)?;
+        let oom = gpu.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let invalid = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let batch = Batch::allocate(gpu, layout);
+        let invalid = pollster::block_on(invalid.pop());
+        if let Some(e) = pollster::block_on(oom.pop()) {
+            return Err(GpuError::OutOfMemory(e.to_string()));
         }
-        let stride = jobs.iter().map(|j| trials(j.1)).max().unwrap_or(0).max(1);
-        // A slot's point, its assignment and its candidates' distances each fit a binding.
-        let slot_bytes = (d * 4)
-            .max(std::mem::size_of::<Assignment>())
-            .max(stride * 4) as u64;
-        let by_limit = (limit / slot_bytes) as usize;
-        let cap = chunk_points.unwrap_or(by_limit).min(by_limit) / BLOCK * BLOCK;
-        if cap == 0 {
-            return Err(GpuError::TooWide(d));
+        if let Some(e) = invalid {
+            return Err(GpuError::Wgpu(e.to_string()));
         }
-        // Places, and the work tables.
-        let mut tables: Vec<Vec<Work>> = vec![Vec::new()];
-        let mut runs = Vec::with_capacity(jobs.len());
-        let mut c_off = 0;
-        let mut n_blocks = 0;
-        for (r, &(rows, k)) in jobs.iter().enumerate() {
-            let n = rows.map_or(data.rows, <[u32]>::len);
-            let mut places = Vec::new();
-            for b0 in (0..n).step_by(BLOCK) {
-                if tables.last().expect("a chunk").len() * BLOCK >= cap {
-                    tables.push(Vec::new());
-                }
-                let chunk = tables.len() - 1;
-                let table = tables.last_mut().expect("a chunk");
-                let count = BLOCK.min(n - b0);
-                places.push(Place {
-                    chunk,
-                    global: n_blocks,
-                    start: table.len() * BLOCK,
-                    count,
-                });
-                n_blocks += 1;
-                table.push(Work {
-                    start: (table.len() * BLOCK) as u32,
-                    count: count as u32,
-                    c_off: c_off as u32,
-                    c_n: k as u32,
-                    run: r as u32,
-                });
-            }
-            runs.push(Run {
-                data,
-                rows,
-                n,
-                k,
-                c_off,
-                trials: trials(k),
-                places,
-            });
-            c_off += k;
-        }
+        Ok(batch)
+    }
+
+    /// Makes the buffers of a layout and writes the points and tables.
+    fn allocate(gpu: &Gpu, layout: Layout<'a>) -> Batch<'a> {
+        let table = layout.run_table();
+        let draws: usize = layout.runs.iter().map(Run::draws).sum();
+        let draw_bytes = if gpu.f64 { 8 } else { 4 };
+        let Layout {
+            d,
+            runs,
+            tables,
+            n_blocks,
+            c_total,
+            stride,
+        } = layout;
         let storage = wgpu::BufferUsages::STORAGE;
         let mut base = 0;
         let chunks = tables
@@ -302,32 +148,14 @@ impl<'a> Batch<'a> {
                 }
             })
             .collect::<Vec<Chunk>>();
-        // Points: one write per run and chunk (a run's blocks in a chunk are contiguous).
-        for run in &runs {
-            let mut i = 0;
-            while i < run.places.len() {
-                let first = run.places[i];
-                let mut j = i;
-                while j + 1 < run.places.len() && run.places[j + 1].chunk == first.chunk {
-                    j += 1;
-                }
-                let bytes = run.rows_of(i * BLOCK..(j * BLOCK + run.places[j].count));
-                gpu.queue.write_buffer(
-                    &chunks[first.chunk].points,
-                    (first.start * d * 4) as u64,
-                    bytemuck::cast_slice(&bytes),
-                );
-                i = j + 1;
-            }
-        }
+        upload_points(gpu, &runs, &chunks, d);
         let owner: Vec<u32> = runs
             .iter()
             .enumerate()
             .flat_map(|(r, run)| std::iter::repeat_n(r as u32, run.k))
             .collect();
         let n_runs = runs.len();
-        let table = run_table(&runs);
-        Ok(Batch {
+        Batch {
             dist: gpu.zeroed("seed distances", (n_blocks * BLOCK * 4) as u64, storage),
             block_sums: gpu.zeroed("block sums", (n_blocks * 4) as u64, storage),
             pots: gpu.zeroed("potentials", (n_blocks * stride * 4) as u64, storage),
@@ -337,6 +165,7 @@ impl<'a> Batch<'a> {
             chosen: gpu.zeroed("chosen", (n_runs * 4) as u64, storage),
             seeds: gpu.zeroed("seeds", (c_total * 4) as u64, storage),
             cand_slot: gpu.zeroed("candidate slots", (n_runs * stride * 4) as u64, storage),
+            draws: gpu.zeroed("draws", (draws * draw_bytes) as u64, storage),
             stride,
             d,
             centroids: gpu.zeroed("centroids", (c_total * d * 4) as u64, storage),
@@ -350,7 +179,7 @@ impl<'a> Batch<'a> {
             runs,
             chunks,
             c_total,
-        })
+        }
     }
 
     /// Params for a kernel over one chunk's blocks.
@@ -452,5 +281,27 @@ impl<'a> Batch<'a> {
                 data: all[run.c_off * self.d..(run.c_off + run.k) * self.d].to_vec(),
             })
             .collect())
+    }
+}
+
+/// Writes the runs' points into their chunks: one write per run and chunk (a run's blocks in
+/// a chunk are contiguous).
+fn upload_points(gpu: &Gpu, runs: &[Run], chunks: &[Chunk], d: usize) {
+    for run in runs {
+        let mut i = 0;
+        while i < run.places.len() {
+            let first = run.places[i];
+            let mut j = i;
+            while j + 1 < run.places.len() && run.places[j + 1].chunk == first.chunk {
+                j += 1;
+            }
+            let bytes = run.rows_of(i * BLOCK..(j * BLOCK + run.places[j].count));
+            gpu.queue.write_buffer(
+                &chunks[first.chunk].points,
+                (first.start * d * 4) as u64,
+                bytemuck::cast_slice(&bytes),
+            );
+            i = j + 1;
+        }
     }
 }

@@ -27,6 +27,25 @@ pub enum GpuError {
     TooLarge(usize, usize),
     #[error("a block of 64 points of {0} dimensions exceeds the device's storage-binding limit")]
     TooWide(usize),
+    #[error("the batch's {buffer} ({bytes} bytes) exceed the device's limit of {limit} bytes")]
+    BatchTooLarge {
+        buffer: &'static str,
+        bytes: u64,
+        limit: u64,
+    },
+    #[error("the GPU has no memory left for the batch: {0}")]
+    OutOfMemory(String),
+}
+
+impl GpuError {
+    /// Whether a batch with fewer runs could get past this error (a buffer over a limit, or
+    /// no memory left), so the batch is worth splitting.
+    pub fn splits(&self) -> bool {
+        matches!(
+            self,
+            GpuError::TooLarge(..) | GpuError::BatchTooLarge { .. } | GpuError::OutOfMemory(_)
+        )
+    }
 }
 
 /// A wgpu device and queue, with what the K-Means kernels need to know of its adapter.
@@ -36,6 +55,8 @@ pub struct GpuDevice {
     pub info: wgpu::AdapterInfo,
     /// The device's `max_storage_buffer_binding_size`.
     pub max_binding: u64,
+    /// The device's `max_buffer_size`.
+    pub max_buffer: u64,
     /// Whether shaders have f64 (`SHADER_F64`): the seeding's draws then sum in f64, as the CPU
     /// path does, else in f32. Tests clear it to check the f32 draws.
     pub f64: bool,
@@ -72,6 +93,7 @@ impl GpuDevice {
             queue,
             info,
             max_binding: limits.max_storage_buffer_binding_size,
+            max_buffer: limits.max_buffer_size,
             f64: features.contains(wgpu::Features::SHADER_F64),
         })
     }
@@ -111,11 +133,15 @@ pub struct Gpu {
     pub queue: wgpu::Queue,
     pub info: wgpu::AdapterInfo,
     pub max_binding: u64,
+    pub max_buffer: u64,
     /// Whether the seeding's draws sum in f64 ([`GpuDevice::f64`]).
     pub f64: bool,
     pub kernels: Kernels,
     /// Round trips so far (submissions waited for).
     pub rounds: std::sync::atomic::AtomicUsize,
+    /// The first error no error scope caught (wgpu's default would panic); the next round
+    /// trip returns it.
+    uncaptured: std::sync::Arc<std::sync::Mutex<Option<String>>>,
 }
 
 /// What every kernel shares (params, work table, assignment), prepended to each.
@@ -129,8 +155,15 @@ impl Gpu {
             queue,
             info,
             max_binding,
+            max_buffer,
             f64,
         } = dev;
+        let uncaptured = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let slot = std::sync::Arc::clone(&uncaptured);
+        device.on_uncaptured_error(std::sync::Arc::new(move |e: wgpu::Error| {
+            let mut first = slot.lock().unwrap_or_else(|p| p.into_inner());
+            first.get_or_insert_with(|| e.to_string());
+        }));
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let kernel = |name: &'static str, source: &str, entry: &str| {
             compile(&device, name, &format!("{COMMON}\n{source}"), entry)
@@ -190,10 +223,21 @@ impl Gpu {
             queue,
             info,
             max_binding,
+            max_buffer,
             f64,
             kernels,
             rounds: Default::default(),
+            uncaptured,
         })
+    }
+
+    /// The error no scope caught since the last call, if any.
+    fn take_uncaptured(&self) -> Result<(), GpuError> {
+        let mut slot = self.uncaptured.lock().unwrap_or_else(|p| p.into_inner());
+        match slot.take() {
+            Some(e) => Err(GpuError::Wgpu(e)),
+            None => Ok(()),
+        }
     }
 
     /// A buffer holding `bytes` (at least 16 bytes, a multiple of 4).
@@ -313,6 +357,7 @@ impl Gpu {
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(GpuError::Wgpu(e.to_string()));
         }
+        self.take_uncaptured()?;
         let Some(staging) = staging else {
             self.device
                 .poll(wgpu::PollType::wait_indefinitely())

@@ -6,6 +6,8 @@
 
 mod batch;
 mod device;
+mod fit;
+mod layout;
 mod lloyd;
 mod seed;
 
@@ -19,6 +21,7 @@ use crate::matrix::Matrix;
 use crate::rng::Rng;
 use batch::Batch;
 use device::Gpu;
+use fit::fit;
 
 /// One (nearest, runner-up) result per point.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -34,6 +37,8 @@ pub struct GpuStats {
     pub gpu_runs: usize,
     pub batches: usize,
     pub cpu_runs: usize,
+    /// Runs too large for the device alone, on the CPU.
+    pub large_runs: usize,
     pub round_trips: usize,
     pub upload_secs: f64,
     pub seed_secs: f64,
@@ -52,6 +57,10 @@ pub struct GpuKmeans {
     gpu_runs: AtomicUsize,
     batches: AtomicUsize,
     small_runs: AtomicUsize,
+    /// Runs the device refused alone (too large for a buffer limit or its memory), run on
+    /// the CPU, and the last reason.
+    large_runs: AtomicUsize,
+    large_why: Mutex<Option<String>>,
     /// Seconds spent uploading, seeding and iterating, summed over batches.
     secs: Mutex<[f64; 3]>,
     /// The last error the GPU path hit (the batch then ran on the CPU).
@@ -75,6 +84,8 @@ impl GpuKmeans {
             gpu_runs: AtomicUsize::new(0),
             batches: AtomicUsize::new(0),
             small_runs: AtomicUsize::new(0),
+            large_runs: AtomicUsize::new(0),
+            large_why: Mutex::new(None),
             secs: Mutex::new([0.0; 3]),
             last_error: Mutex::new(None),
             busy: Mutex::new(()),
@@ -184,10 +195,18 @@ impl GpuKmeans {
         for (t, s) in total.iter_mut().zip(secs) {
             *t += s;
         }
+        self.gpu_runs.fetch_add(jobs.len(), Ordering::Relaxed);
+        self.batches.fetch_add(1, Ordering::Relaxed);
         Ok(best
             .into_iter()
             .map(|b| b.expect("at least one restart"))
             .collect())
+    }
+
+    /// Notes a job the device refused alone (the CPU runs it).
+    fn refused(&self, why: &GpuError) {
+        self.large_runs.fetch_add(1, Ordering::Relaxed);
+        *self.large_why.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.to_string());
     }
 
     /// What the GPU path did so far: runs and batches on the device, runs left to the CPU,
@@ -199,6 +218,7 @@ impl GpuKmeans {
             gpu_runs: self.gpu_runs.load(Ordering::Relaxed),
             batches: self.batches.load(Ordering::Relaxed),
             cpu_runs: self.small_runs.load(Ordering::Relaxed),
+            large_runs: self.large_runs.load(Ordering::Relaxed),
             round_trips: self.gpu.rounds.load(Ordering::Relaxed),
             upload_secs,
             seed_secs,
@@ -229,16 +249,35 @@ impl KmeansBackend for GpuKmeans {
             st.seed_secs,
             st.lloyd_secs,
         );
-        match (gpu, small) {
-            (0, s) if s > 0 => format!(
+        // What the CPU ran instead, and why.
+        let mut cpu = Vec::new();
+        if small > 0 {
+            cpu.push(format!(
+                "{small} in batches smaller than kmeans.gpu_min_work on the CPU"
+            ));
+        }
+        if st.large_runs > 0 {
+            let why = self.large_why.lock().unwrap_or_else(|e| e.into_inner());
+            cpu.push(format!(
+                "{} too large for the device alone on the CPU ({})",
+                st.large_runs,
+                why.as_deref().unwrap_or("")
+            ));
+        }
+        match (gpu, st.large_runs) {
+            (0, 0) if small > 0 => format!(
                 "cpu (every batch of runs was smaller than kmeans.gpu_min_work; the GPU {} was not used)",
                 self.adapter()
             ),
-            (_, 0) => format!("gpu: {} ({on_gpu})", self.adapter()),
-            (_, s) => format!(
-                "gpu: {} ({on_gpu}; {s} in batches smaller than kmeans.gpu_min_work on the CPU)",
-                self.adapter()
-            ),
+            (0, _) if !cpu.is_empty() => {
+                format!(
+                    "cpu ({}; the GPU {} ran none)",
+                    cpu.join("; "),
+                    self.adapter()
+                )
+            }
+            _ if cpu.is_empty() => format!("gpu: {} ({on_gpu})", self.adapter()),
+            _ => format!("gpu: {} ({on_gpu}; {})", self.adapter(), cpu.join("; ")),
         }
     }
 
@@ -254,8 +293,9 @@ impl KmeansBackend for GpuKmeans {
 
     fn run_batch(&self, data: &Matrix, jobs: &[Job<'_>]) -> Vec<KmeansResult> {
         // Jobs without points have nothing to put on the device.
-        let (full, empty): (Vec<usize>, Vec<usize>) =
-            (0..jobs.len()).partition(|&j| jobs[j].points(data) > 0);
+        let full: Vec<usize> = (0..jobs.len())
+            .filter(|&j| jobs[j].points(data) > 0)
+            .collect();
         let work: u64 = full
             .iter()
             .map(|&j| jobs[j].work(data))
@@ -265,16 +305,21 @@ impl KmeansBackend for GpuKmeans {
             return CpuKmeans.run_batch(data, jobs);
         }
         let on_device: Vec<&Job> = full.iter().map(|&j| &jobs[j]).collect();
-        match self.batch(data, &on_device) {
+        let fitted = fit(&on_device, &mut |part: &[&Job]| self.batch(data, part));
+        match fitted {
             Ok(results) => {
-                self.gpu_runs.fetch_add(full.len(), Ordering::Relaxed);
-                self.batches.fetch_add(1, Ordering::Relaxed);
                 let mut out: Vec<Option<KmeansResult>> = vec![None; jobs.len()];
                 for (j, r) in full.into_iter().zip(results) {
-                    out[j] = Some(r);
+                    match r {
+                        Ok(r) => out[j] = Some(r),
+                        Err(e) => self.refused(&e),
+                    }
                 }
-                for j in empty {
-                    out[j] = Some(CpuKmeans.run_job(data, &jobs[j]));
+                // Jobs without points, and jobs too large for the device alone: the CPU.
+                let left: Vec<usize> = (0..jobs.len()).filter(|&j| out[j].is_none()).collect();
+                let rest: Vec<Job> = left.iter().map(|&j| jobs[j].clone()).collect();
+                for (j, r) in left.into_iter().zip(CpuKmeans.run_batch(data, &rest)) {
+                    out[j] = Some(r);
                 }
                 out.into_iter().map(|r| r.expect("every job ran")).collect()
             }

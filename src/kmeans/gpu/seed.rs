@@ -31,17 +31,18 @@ pub fn seed(gpu: &Gpu, batch: &Batch, rngs: &mut [Rng]) -> Result<Vec<Vec<usize>
         firsts.push(rng.below(run.n));
         draws.extend((0..run.draws()).map(|_| rng.next_f64()));
     }
-    let storage = wgpu::BufferUsages::STORAGE;
-    let draws = if gpu.f64 {
-        gpu.upload("draws", bytemuck::cast_slice(&draws), storage)
+    let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
+    if gpu.f64 {
+        gpu.queue
+            .write_buffer(&batch.draws, 0, bytemuck::cast_slice(&draws));
     } else {
         let narrow: Vec<f32> = draws.iter().map(|&x| narrow(x)).collect();
-        gpu.upload("draws", bytemuck::cast_slice(&narrow), storage)
-    };
+        gpu.queue
+            .write_buffer(&batch.draws, 0, bytemuck::cast_slice(&narrow));
+    }
     start(gpu, batch, &firsts);
     let steps = runs.iter().map(|r| r.k - 1).max().unwrap_or(0);
-    let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let kernels = Steps::new(gpu, batch, &draws);
+    let kernels = Steps::new(gpu, batch);
     gpu.submit(|pass| kernels.distances(pass, Distances::First));
     let mut done = 0;
     while done < steps {
@@ -124,7 +125,7 @@ enum Distances {
 }
 
 impl<'a> Steps<'a> {
-    fn new(gpu: &'a Gpu, b: &Batch, draws: &wgpu::Buffer) -> Steps<'a> {
+    fn new(gpu: &'a Gpu, b: &Batch) -> Steps<'a> {
         let k = &gpu.kernels;
         let stride = b.stride as u32;
         let per_run = gpu.uniform(&b.run_params(None, stride));
@@ -133,7 +134,7 @@ impl<'a> Steps<'a> {
             &[
                 &b.block_sums,
                 &b.dist,
-                draws,
+                &b.draws,
                 &b.run_table,
                 &b.taken,
                 &b.seeds,

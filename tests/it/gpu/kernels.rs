@@ -12,7 +12,7 @@ use c2s::rng::Rng;
 use super::{device, gpu, random_unit};
 
 /// `per` points around each of `centers` well-separated directions, blob by blob.
-fn blobs(per: usize, centers: usize, d: usize, seed: u64) -> Matrix {
+pub(super) fn blobs(per: usize, centers: usize, d: usize, seed: u64) -> Matrix {
     let mut rng = Rng::new(seed);
     let mut m = Matrix::new(d);
     for c in 0..centers {
@@ -27,7 +27,7 @@ fn blobs(per: usize, centers: usize, d: usize, seed: u64) -> Matrix {
     m
 }
 
-fn params(k: usize, seed: u64) -> KmeansParams {
+pub(super) fn params(k: usize, seed: u64) -> KmeansParams {
     KmeansParams {
         k,
         max_iter: 30,
