@@ -61,9 +61,12 @@ pub struct GpuKmeans {
     /// the CPU, and the last reason.
     large_runs: AtomicUsize,
     large_why: Mutex<Option<String>>,
+    /// Runs of batches the GPU failed on (run on the CPU; `last_error` says why).
+    failed_runs: AtomicUsize,
     /// Seconds spent uploading, seeding and iterating, summed over batches.
     secs: Mutex<[f64; 3]>,
-    /// The last error the GPU path hit (the batch then ran on the CPU).
+    /// The last error the GPU path hit (the batch then ran on the CPU; later batches still
+    /// try the GPU).
     pub last_error: Mutex<Option<String>>,
     /// One batch on the device at a time.
     busy: Mutex<()>,
@@ -86,6 +89,7 @@ impl GpuKmeans {
             small_runs: AtomicUsize::new(0),
             large_runs: AtomicUsize::new(0),
             large_why: Mutex::new(None),
+            failed_runs: AtomicUsize::new(0),
             secs: Mutex::new([0.0; 3]),
             last_error: Mutex::new(None),
             busy: Mutex::new(()),
@@ -229,14 +233,6 @@ impl GpuKmeans {
 
 impl KmeansBackend for GpuKmeans {
     fn device(&self) -> String {
-        if let Some(e) = self
-            .last_error
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-        {
-            return format!("cpu (the GPU {} failed: {e})", self.adapter());
-        }
         let st = self.stats();
         let (gpu, small) = (st.gpu_runs, st.cpu_runs);
         let on_gpu = format!(
@@ -264,7 +260,19 @@ impl KmeansBackend for GpuKmeans {
                 why.as_deref().unwrap_or("")
             ));
         }
-        match (gpu, st.large_runs) {
+        let failed = self.failed_runs.load(Ordering::Relaxed);
+        if let Some(e) = self
+            .last_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            if gpu == 0 && cpu.is_empty() {
+                return format!("cpu (the GPU {} failed: {e})", self.adapter());
+            }
+            cpu.push(format!("{failed} on the CPU after the GPU failed: {e}"));
+        }
+        match (gpu, st.large_runs + failed) {
             (0, 0) if small > 0 => format!(
                 "cpu (every batch of runs was smaller than kmeans.gpu_min_work; the GPU {} was not used)",
                 self.adapter()
@@ -325,6 +333,7 @@ impl KmeansBackend for GpuKmeans {
             }
             Err(e) => {
                 *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+                self.failed_runs.fetch_add(full.len(), Ordering::Relaxed);
                 CpuKmeans.run_batch(data, jobs)
             }
         }

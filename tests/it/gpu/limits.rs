@@ -1,7 +1,8 @@
 //! A batch the device cannot hold, on a real (software) Vulkan device whose storage-binding
 //! limit the test lowers: the runs split into batches that fit, each run's result the same as
 //! in one batch and as on the CPU, and a run too large alone goes to the CPU, which the build
-//! summary's device line says.
+//! summary's device line says; a batch the GPU fails on runs on the CPU, and later ones still
+//! try the GPU.
 
 use c2s::kmeans::{CpuKmeans, GpuDevice, GpuKmeans, Job, KmeansBackend};
 
@@ -82,6 +83,38 @@ fn a_single_run_too_large_for_the_device_runs_on_the_cpu_and_says_why() {
     assert!(
         line.starts_with("cpu (1 too large for the device alone on the CPU (the batch's seed distances (4864 bytes) exceed the device's limit of 4096 bytes); the GPU ")
             && line.ends_with(" ran none)"),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_batch_the_gpu_fails_on_runs_on_the_cpu_and_later_batches_still_use_the_gpu() {
+    let Some(dev) = device() else { return };
+    let g = limited(dev, 4096);
+    // 64 points of 20 dimensions are 5,120 bytes: no chunk can hold a block, and no split
+    // helps, so the batch fails and runs on the CPU.
+    let wide = blobs(20, 4, 20, 5);
+    let p = params(4, 1);
+    assert_eq!(g.run(&wide, &p), CpuKmeans.run(&wide, &p));
+    let line = g.device();
+    assert!(
+        line.starts_with("cpu (the GPU ")
+            && line.ends_with(
+                " failed: a block of 64 points of 20 dimensions exceeds the device's storage-binding limit)"
+            ),
+        "{line}"
+    );
+    // A batch that fits still goes to the GPU, and the line counts both.
+    let narrow = blobs(20, 4, 8, 6);
+    let got = g.run(&narrow, &p);
+    assert_eq!(got.assign, CpuKmeans.run(&narrow, &p).assign);
+    let line = g.device();
+    assert!(
+        line.starts_with("gpu: ")
+            && line.contains("(1 run in 1 batch on the GPU, ")
+            && line.ends_with(
+                "; 1 on the CPU after the GPU failed: a block of 64 points of 20 dimensions exceeds the device's storage-binding limit)"
+            ),
         "{line}"
     );
 }
