@@ -11,7 +11,7 @@ pub const BLOCK: usize = 64;
 const MAX_GROUPS_PER_ROW: u32 = 65_535;
 
 /// Why the GPU path is not available or failed.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum GpuError {
     #[error("no GPU adapter: {0}")]
     NoAdapter(String),

@@ -6,27 +6,29 @@
 use super::GpuError;
 use crate::kmeans::KmeansResult;
 
-/// One result per job of [`fit`]: the job's result, or why the device refused it alone.
+/// One result per job of [`fit`]: the job's result, or the error that kept it off the
+/// device: one that [`GpuError::splits`] (it did not fit even alone), or another that its
+/// batch failed with.
 pub type Fitted = Result<KmeansResult, GpuError>;
 
 /// Runs `jobs` in batches (`run` runs one) as large as the device takes: a batch that a
 /// buffer limit or the device's memory refuses ([`GpuError::splits`]) is split in two halves,
-/// each run in turn, and a job that the device refuses alone gets the error (the CPU runs it).
-/// Any other error ends it. Results in job order.
+/// each run in turn, and a job that the device refuses alone gets the error. A batch that fails
+/// otherwise is not retried: each of its jobs gets the error, and the other parts still run.
+/// Results in job order; the CPU runs the jobs that got an error.
 pub fn fit<'j, J>(
     jobs: &[&'j J],
     run: &mut impl FnMut(&[&'j J]) -> Result<Vec<KmeansResult>, GpuError>,
-) -> Result<Vec<Fitted>, GpuError> {
+) -> Vec<Fitted> {
     match run(jobs) {
-        Ok(results) => Ok(results.into_iter().map(Ok).collect()),
+        Ok(results) => results.into_iter().map(Ok).collect(),
         Err(e) if e.splits() && jobs.len() > 1 => {
             let (a, b) = jobs.split_at(jobs.len() / 2);
-            let mut out = fit(a, run)?;
-            out.extend(fit(b, run)?);
-            Ok(out)
+            let mut out = fit(a, run);
+            out.extend(fit(b, run));
+            out
         }
-        Err(e) if e.splits() => Ok(vec![Err(e)]),
-        Err(e) => Err(e),
+        Err(e) => vec![e; jobs.len()].into_iter().map(Err).collect(),
     }
 }
 
@@ -72,7 +74,7 @@ mod tests {
         let jobs = [1usize, 2, 3];
         let refs: Vec<&usize> = jobs.iter().collect();
         let mut asked = Vec::new();
-        let got = fit(&refs, &mut device(6, &mut asked)).unwrap();
+        let got = fit(&refs, &mut device(6, &mut asked));
         assert_eq!(asked, [vec![1, 2, 3]]);
         let got: Vec<f64> = got.into_iter().map(|r| r.unwrap().inertia).collect();
         assert_eq!(got, [1.0, 2.0, 3.0]);
@@ -83,7 +85,7 @@ mod tests {
         let jobs = [3usize, 3, 3, 3, 3];
         let refs: Vec<&usize> = jobs.iter().collect();
         let mut asked = Vec::new();
-        let got = fit(&refs, &mut device(6, &mut asked)).unwrap();
+        let got = fit(&refs, &mut device(6, &mut asked));
         assert_eq!(
             asked,
             [
@@ -103,7 +105,7 @@ mod tests {
         let jobs = [1usize, 9, 2];
         let refs: Vec<&usize> = jobs.iter().collect();
         let mut asked = Vec::new();
-        let got = fit(&refs, &mut device(6, &mut asked)).unwrap();
+        let got = fit(&refs, &mut device(6, &mut asked));
         assert_eq!(got[0].as_ref().unwrap().inertia, 1.0);
         let err = got[1].as_ref().unwrap_err();
         assert!(err.to_string().contains("(9 bytes)"), "{err}");
@@ -111,16 +113,30 @@ mod tests {
     }
 
     #[test]
-    fn an_error_no_split_helps_ends_the_fitting() {
-        let jobs = [1usize, 2];
+    fn a_batch_failing_otherwise_fails_its_jobs_and_the_other_parts_still_run() {
+        // Too large together; then the half holding job 7 fails (a lost device, say), and is
+        // not split further.
+        let jobs = [4usize, 4, 7, 1];
         let refs: Vec<&usize> = jobs.iter().collect();
-        let mut calls = 0;
-        let err = fit(&refs, &mut |_: &[&usize]| {
-            calls += 1;
-            Err(GpuError::Wgpu("device lost".into()))
-        })
-        .unwrap_err();
-        assert_eq!(calls, 1);
-        assert!(err.to_string().contains("device lost"));
+        let mut asked: Vec<Vec<usize>> = Vec::new();
+        let mut inner = Vec::new();
+        let mut fits = device(8, &mut inner);
+        let got = fit(&refs, &mut |part: &[&usize]| {
+            asked.push(part.iter().map(|&&j| j).collect());
+            if part.contains(&&7) && part.len() < 4 {
+                return Err(GpuError::Wgpu("device lost".into()));
+            }
+            fits(part)
+        });
+        assert_eq!(asked, [vec![4, 4, 7, 1], vec![4, 4], vec![7, 1]]);
+        assert_eq!(got[0].as_ref().unwrap().inertia, 4.0);
+        assert_eq!(got[1].as_ref().unwrap().inertia, 4.0);
+        for r in &got[2..] {
+            let err = r.as_ref().unwrap_err();
+            assert!(
+                !err.splits() && err.to_string().contains("device lost"),
+                "{err}"
+            );
+        }
     }
 }

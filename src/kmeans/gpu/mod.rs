@@ -207,6 +207,12 @@ impl GpuKmeans {
             .collect())
     }
 
+    /// Notes a job of a batch the GPU failed on (the CPU runs it).
+    fn failed(&self, why: &GpuError) {
+        self.failed_runs.fetch_add(1, Ordering::Relaxed);
+        *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.to_string());
+    }
+
     /// Notes a job the device refused alone (the CPU runs it).
     fn refused(&self, why: &GpuError) {
         self.large_runs.fetch_add(1, Ordering::Relaxed);
@@ -314,28 +320,20 @@ impl KmeansBackend for GpuKmeans {
         }
         let on_device: Vec<&Job> = full.iter().map(|&j| &jobs[j]).collect();
         let fitted = fit(&on_device, &mut |part: &[&Job]| self.batch(data, part));
-        match fitted {
-            Ok(results) => {
-                let mut out: Vec<Option<KmeansResult>> = vec![None; jobs.len()];
-                for (j, r) in full.into_iter().zip(results) {
-                    match r {
-                        Ok(r) => out[j] = Some(r),
-                        Err(e) => self.refused(&e),
-                    }
-                }
-                // Jobs without points, and jobs too large for the device alone: the CPU.
-                let left: Vec<usize> = (0..jobs.len()).filter(|&j| out[j].is_none()).collect();
-                let rest: Vec<Job> = left.iter().map(|&j| jobs[j].clone()).collect();
-                for (j, r) in left.into_iter().zip(CpuKmeans.run_batch(data, &rest)) {
-                    out[j] = Some(r);
-                }
-                out.into_iter().map(|r| r.expect("every job ran")).collect()
-            }
-            Err(e) => {
-                *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
-                self.failed_runs.fetch_add(full.len(), Ordering::Relaxed);
-                CpuKmeans.run_batch(data, jobs)
+        let mut out: Vec<Option<KmeansResult>> = vec![None; jobs.len()];
+        for (j, r) in full.into_iter().zip(fitted) {
+            match r {
+                Ok(r) => out[j] = Some(r),
+                Err(e) if e.splits() => self.refused(&e),
+                Err(e) => self.failed(&e),
             }
         }
+        // Jobs without points, and jobs the device refused or failed on: the CPU.
+        let left: Vec<usize> = (0..jobs.len()).filter(|&j| out[j].is_none()).collect();
+        let rest: Vec<Job> = left.iter().map(|&j| jobs[j].clone()).collect();
+        for (j, r) in left.into_iter().zip(CpuKmeans.run_batch(data, &rest)) {
+            out[j] = Some(r);
+        }
+        out.into_iter().map(|r| r.expect("every job ran")).collect()
     }
 }
