@@ -3,6 +3,8 @@
 //! and centroid update both run in WGSL compute shaders (`lloyd`), via wgpu (`device`). A
 //! level's many small runs go to the device together, so the level costs a few dispatches per
 //! iteration rather than a round trip per run. Batches smaller than `min_work` stay on the CPU.
+//! A batch is laid out before anything is allocated (`layout`); one the device cannot hold is
+//! split until its parts fit, and a run too large alone runs on the CPU (`fit`).
 
 mod batch;
 mod device;
