@@ -120,8 +120,7 @@ impl<'a> Batch<'a> {
     /// Makes the buffers of a layout and writes the points and tables.
     fn allocate(gpu: &Gpu, layout: Layout<'a>) -> Batch<'a> {
         let table = layout.run_table();
-        let draws: usize = layout.runs.iter().map(Run::draws).sum();
-        let draw_bytes = if gpu.f64 { 8 } else { 4 };
+        let draw_bytes = layout.draw_bytes(gpu.f64);
         let Layout {
             d,
             runs,
@@ -165,7 +164,7 @@ impl<'a> Batch<'a> {
             chosen: gpu.zeroed("chosen", (n_runs * 4) as u64, storage),
             seeds: gpu.zeroed("seeds", (c_total * 4) as u64, storage),
             cand_slot: gpu.zeroed("candidate slots", (n_runs * stride * 4) as u64, storage),
-            draws: gpu.zeroed("draws", (draws * draw_bytes) as u64, storage),
+            draws: gpu.zeroed("draws", draw_bytes, storage),
             stride,
             d,
             centroids: gpu.zeroed("centroids", (c_total * d * 4) as u64, storage),

@@ -224,25 +224,26 @@ impl<'a> Layout<'a> {
     }
 
     /// The buffers the whole batch shares (not one per chunk), with their bytes; each is
-    /// bound whole, so each must fit one binding.
-    pub fn shared_buffers(&self, f64: bool) -> [(&'static str, u64); 8] {
+    /// bound whole, so each must fit one binding. (The centroids and their sums are checked
+    /// first, by [`Layout::plan`].)
+    pub fn shared_buffers(&self, f64: bool) -> [(&'static str, u64); 7] {
         let (d, stride) = (self.d as u64, self.stride as u64);
-        let (runs, blocks, c) = (
-            self.runs.len() as u64,
-            self.n_blocks as u64,
-            self.c_total as u64,
-        );
-        let draws: u64 = self.runs.iter().map(|r| r.draws() as u64).sum();
+        let (runs, blocks) = (self.runs.len() as u64, self.n_blocks as u64);
         [
-            ("centroid sums", c * d * 8),
             ("seed distances", blocks * BLOCK as u64 * 4),
             ("seed potentials", blocks * stride * 4),
             ("seed candidates' rows", runs * stride * d * 4),
             ("seed rows", runs * d * 4),
             ("run table", runs * std::mem::size_of::<RunInfo>() as u64),
             ("seed candidates' slots", runs * stride * 4),
-            ("seed draws", draws * if f64 { 8 } else { 4 }),
+            ("seed draws", self.draw_bytes(f64)),
         ]
+    }
+
+    /// The bytes of a seeding's uniform numbers: every run's draws, each an f64 or an f32.
+    pub fn draw_bytes(&self, f64: bool) -> u64 {
+        let draws: u64 = self.runs.iter().map(|r| r.draws() as u64).sum();
+        draws * if f64 { 8 } else { 4 }
     }
 
     /// Fails when a shared buffer exceeds the binding limit, or the assignments' read-back
