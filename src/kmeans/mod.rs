@@ -1,9 +1,11 @@
 //! K-Means on L2-normalized vectors (spherical, cosine): the backend trait, its settings and
 //! result, the CPU path (`cpu`, `simd`, `seed`), the GPU path (`gpu`, batches of runs on the
-//! device) and the coarse-to-fine path for large k (`scaled`).
+//! device), the coarse-to-fine path for large k (`scaled`) and the nearest-centroid index
+//! (`index`).
 
 mod cpu;
 pub mod gpu;
+pub mod index;
 pub mod scaled;
 mod seed;
 

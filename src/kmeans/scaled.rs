@@ -8,6 +8,7 @@
 use rayon::prelude::*;
 
 use super::cpu::Scan;
+use super::index::NearestIndex;
 use super::{Job, KmeansBackend, KmeansParams, KmeansResult, member_means};
 use crate::matrix::Matrix;
 use crate::matrix::simd::dot;
@@ -23,9 +24,20 @@ const POLISH_PASSES: usize = 3;
 
 /// Runs `backend` exactly for small k, coarse-to-fine above `EXACT_MAX_K`.
 pub fn run(backend: &dyn KmeansBackend, data: &Matrix, params: &KmeansParams) -> KmeansResult {
+    run_with_neighbours(backend, data, params).0
+}
+
+/// [`run`], and for the coarse-to-fine path each final centroid's `NEIGHBOURS` nearest other
+/// centroids (nearest first), which the polishing worked out anyway: a caller that must move
+/// points off some centroids looks there first.
+pub fn run_with_neighbours(
+    backend: &dyn KmeansBackend,
+    data: &Matrix,
+    params: &KmeansParams,
+) -> (KmeansResult, Option<Vec<Vec<u32>>>) {
     let k = params.k.clamp(1, data.rows.max(1));
     if k <= EXACT_MAX_K || data.rows <= 2 * EXACT_MAX_K {
-        return backend.run(data, params);
+        return (backend.run(data, params), None);
     }
     let (centroids, assign) = split(
         backend,
@@ -35,7 +47,8 @@ pub fn run(backend: &dyn KmeansBackend, data: &Matrix, params: &KmeansParams) ->
             ..params.clone()
         },
     );
-    polish(backend, data, centroids, assign, params)
+    let (result, graph) = polish(backend, data, centroids, assign, params);
+    (result, Some(graph))
 }
 
 /// Coarse-to-fine: at most `MAX_BRANCH` (about √k) groups, each split into its share of k,
@@ -201,14 +214,15 @@ fn apportion(k: usize, sizes: &[usize]) -> Vec<usize> {
 
 /// Lloyd passes where each point may move to one of its centroid's `NEIGHBOURS` nearest
 /// centroids (so a point left on the wrong side of a coarse split finds its way), then the
-/// top-1 and runner-up among those candidates. Each pass costs n·`NEIGHBOURS`·d.
+/// top-1 and runner-up among those candidates. Each pass costs n·`NEIGHBOURS`·d. Returns the
+/// result and the final centroids' neighbour graph.
 fn polish(
     backend: &dyn KmeansBackend,
     data: &Matrix,
     mut centroids: Matrix,
     mut assign: Vec<u32>,
     params: &KmeansParams,
-) -> KmeansResult {
+) -> (KmeansResult, Vec<Vec<u32>>) {
     let recentre = |assign: &[u32], old: &Matrix| -> Matrix {
         let (flat, _) = member_means(data, assign.iter().copied(), old);
         Matrix {
@@ -234,11 +248,18 @@ fn polish(
         }
         (best.0, best.1, second)
     };
+    // A new index each pass (not the last one re-fitted): its buckets differ from pass to
+    // pass, so a point meets other near centroids each time, which lowers the inertia more.
+    let all: Vec<usize> = (0..centroids.rows).collect();
+    let graph_of = |centroids: &Matrix| -> Vec<Vec<u32>> {
+        let index = NearestIndex::new(backend, centroids, &all, params.seed);
+        neighbour_graph(&index, centroids)
+    };
     let mut iterations = 0;
     for _ in 0..POLISH_PASSES {
         iterations += 1;
         centroids = recentre(&assign, &centroids);
-        let graph = neighbour_graph(backend, &centroids, params.seed);
+        let graph = graph_of(&centroids);
         let next: Vec<u32> = (0..data.rows)
             .into_par_iter()
             .map(|i| scan_point(i, assign[i], &graph, &centroids).0)
@@ -250,26 +271,24 @@ fn polish(
         }
     }
     centroids = recentre(&assign, &centroids);
-    let graph = neighbour_graph(backend, &centroids, params.seed);
+    let graph = graph_of(&centroids);
     let rows: Vec<Scan> = (0..data.rows)
         .into_par_iter()
         .map(|i| scan_point(i, assign[i], &graph, &centroids))
         .collect();
-    KmeansResult {
+    let result = KmeansResult {
         inertia: rows.iter().map(|r| 1.0 - r.1 as f64).sum(),
         assign: rows.iter().map(|r| r.0).collect(),
         top1: rows.iter().map(|r| r.1).collect(),
         second: rows.iter().map(|r| r.2).collect(),
         centroids,
         iterations,
-    }
+    };
+    (result, graph)
 }
 
-/// Each centroid's `NEIGHBOURS` nearest other centroids (through a bucketed index, whose
-/// K-Means runs on `backend`).
-fn neighbour_graph(backend: &dyn KmeansBackend, centroids: &Matrix, seed: u64) -> Vec<Vec<u32>> {
-    let all: Vec<usize> = (0..centroids.rows).collect();
-    let index = NearestIndex::new(backend, centroids, &all, seed);
+/// Each centroid's `NEIGHBOURS` nearest other centroids, through `index` (over all of them).
+fn neighbour_graph(index: &NearestIndex, centroids: &Matrix) -> Vec<Vec<u32>> {
     (0..centroids.rows)
         .into_par_iter()
         .map(|j| {
@@ -282,107 +301,6 @@ fn neighbour_graph(backend: &dyn KmeansBackend, centroids: &Matrix, seed: u64) -
                 .collect()
         })
         .collect()
-}
-
-/// The `m` coarse centroids nearest `x`, best first (ties by index).
-fn nearest_groups(x: &[f32], coarse: &Matrix, m: usize) -> Vec<u32> {
-    let scored: Vec<(f32, u32)> = coarse.dots(x).into_iter().zip(0u32..).collect();
-    best_first(scored, m).into_iter().map(|x| x.1).collect()
-}
-
-/// The `m` highest-scoring entries, best first (ties by the smaller id).
-fn best_first<T: Ord + Copy>(mut scored: Vec<(f32, T)>, m: usize) -> Vec<(f32, T)> {
-    let order = |a: &(f32, T), b: &(f32, T)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-    let m = m.min(scored.len());
-    if m == 0 {
-        return Vec::new();
-    }
-    scored.select_nth_unstable_by(m - 1, order);
-    scored.truncate(m);
-    scored.sort_by(order);
-    scored
-}
-
-/// Buckets of a `NearestIndex` a query scans.
-const NEIGHBOUR_GROUPS: usize = 3;
-
-/// The nearest and runner-up among a set of centroids, near-linear for large sets: the set is
-/// bucketed by a small K-Means over the centroids themselves (on the build's K-Means backend),
-/// and a query scans the buckets nearest to it. Small sets are scanned whole.
-pub struct NearestIndex<'a> {
-    centroids: &'a Matrix,
-    /// Per bucket: indices into `centroids`.
-    buckets: Vec<Vec<usize>>,
-    /// Bucket centroids (empty for a whole scan).
-    heads: Matrix,
-}
-
-impl<'a> NearestIndex<'a> {
-    /// Indexes `candidates` (rows of `centroids`), bucketing them on `backend`.
-    pub fn new(
-        backend: &dyn KmeansBackend,
-        centroids: &'a Matrix,
-        candidates: &[usize],
-        seed: u64,
-    ) -> NearestIndex<'a> {
-        if candidates.len() <= 4 * EXACT_MAX_K {
-            return NearestIndex {
-                centroids,
-                buckets: vec![candidates.to_vec()],
-                heads: Matrix::new(centroids.dims),
-            };
-        }
-        let mut sub = Matrix::new(centroids.dims);
-        for &c in candidates {
-            sub.push(centroids.row(c));
-        }
-        let k = (candidates.len() as f64).sqrt().ceil() as usize;
-        let r = backend.run(
-            &sub,
-            &KmeansParams {
-                k,
-                max_iter: 5,
-                n_init: 1,
-                tol: 0.01,
-                seed,
-                tau: 0.0,
-            },
-        );
-        let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); r.centroids.rows];
-        for (pos, &a) in r.assign.iter().enumerate() {
-            buckets[a as usize].push(candidates[pos]);
-        }
-        NearestIndex {
-            centroids,
-            buckets,
-            heads: r.centroids,
-        }
-    }
-
-    /// `(best, its cosine, runner-up and its cosine)` among the indexed centroids.
-    pub fn best_two(&self, x: &[f32]) -> (usize, f32, Option<(usize, f32)>) {
-        let near = self.nearest(x, 2);
-        let (best, c1) = near[0];
-        (best, c1, near.get(1).copied())
-    }
-
-    /// The `m` indexed centroids nearest `x`, best first (ties by index).
-    pub fn nearest(&self, x: &[f32], m: usize) -> Vec<(usize, f32)> {
-        let groups: Vec<u32> = if self.heads.rows == 0 {
-            vec![0]
-        } else {
-            nearest_groups(x, &self.heads, NEIGHBOUR_GROUPS)
-        };
-        let scored: Vec<(f32, usize)> = groups
-            .iter()
-            .flat_map(|&g| self.buckets[g as usize].iter())
-            .map(|&c| (dot(x, self.centroids.row(c)), c))
-            .collect();
-        best_first(scored, m)
-            .into_iter()
-            .map(|(c, j)| (j, c))
-            .collect()
-    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! One level of the hierarchy: K-Means, merging of small clusters, and soft assignment (`@see` stubs).
 
-use crate::kmeans::{Job, KmeansBackend, KmeansParams};
+use crate::kmeans::index::NearestIndex;
+use crate::kmeans::{Job, KmeansBackend, KmeansParams, KmeansResult};
 use crate::matrix::Matrix;
 use crate::matrix::simd::dot;
 
@@ -56,7 +57,7 @@ pub fn cluster_level(
         k: params.k.clamp(1, n.max(1)),
         ..params.kmeans.clone()
     };
-    let r = crate::kmeans::scaled::run(backend, data, &kp);
+    let (r, neighbours) = crate::kmeans::scaled::run_with_neighbours(backend, data, &kp);
     let k = r.centroids.rows;
     let mut sizes = vec![0usize; k];
     for &a in &r.assign {
@@ -72,25 +73,8 @@ pub fn cluster_level(
         alive[biggest] = true;
     }
     let survivors: Vec<usize> = (0..k).filter(|&j| alive[j]).collect();
-    let index =
-        crate::kmeans::scaled::NearestIndex::new(backend, &r.centroids, &survivors, kp.seed);
-    let mut assign: Vec<usize> = Vec::with_capacity(n);
-    let mut top1: Vec<f32> = Vec::with_capacity(n);
-    let mut second: Vec<Option<(usize, f32)>> = Vec::with_capacity(n);
-    for i in 0..n {
-        let a = r.assign[i] as usize;
-        let sec = r.second[i].map(|(j, c)| (j as usize, c));
-        if alive[a] && sec.is_none_or(|(j, _)| alive[j]) {
-            assign.push(a);
-            top1.push(r.top1[i]);
-            second.push(sec);
-        } else {
-            let (best, c1, sec) = index.best_two(data.row(i));
-            assign.push(best);
-            top1.push(c1);
-            second.push(sec);
-        }
-    }
+    let placed = place_on_survivors(data, &r, &alive, neighbours.as_deref(), backend, kp.seed);
+    let (assign, top1, second) = placed;
     let index_of: Vec<Option<usize>> = {
         let mut v = vec![None; k];
         for (pos, &j) in survivors.iter().enumerate() {
@@ -145,6 +129,75 @@ pub fn cluster_level(
         .sum();
     (lc, spread)
 }
+
+/// Each point's cluster, its cosine and its runner-up among the surviving clusters (`alive`).
+/// A point whose cluster and runner-up survive keeps them. Any other point is placed again by
+/// a scan of all survivors when that is cheap; else among its cluster's nearest centroids
+/// (`neighbours`, which the coarse-to-fine path found anyway) when at least two of them
+/// survive, and through an index of the survivors when not.
+fn place_on_survivors(
+    data: &Matrix,
+    r: &KmeansResult,
+    alive: &[bool],
+    neighbours: Option<&[Vec<u32>]>,
+    backend: &dyn KmeansBackend,
+    seed: u64,
+) -> Placed {
+    let n = data.rows;
+    let mut placed: Placed = (
+        r.assign.iter().map(|&a| a as usize).collect(),
+        r.top1.clone(),
+        r.second
+            .iter()
+            .map(|s| s.map(|(j, c)| (j as usize, c)))
+            .collect(),
+    );
+    let moved: Vec<usize> = (0..n)
+        .filter(|&i| {
+            let a = r.assign[i] as usize;
+            !alive[a] || r.second[i].is_some_and(|(j, _)| !alive[j as usize])
+        })
+        .collect();
+    let survivors: Vec<usize> = (0..alive.len()).filter(|&j| alive[j]).collect();
+    let neighbours =
+        neighbours.filter(|_| !NearestIndex::scans_whole(survivors.len(), moved.len()));
+    let mut rest: Vec<usize> = Vec::new();
+    for &i in &moved {
+        let a = r.assign[i];
+        let near = neighbours.map(|g| {
+            let mut scored: Vec<(f32, usize)> = std::iter::once(&a)
+                .chain(&g[a as usize])
+                .map(|&j| j as usize)
+                .filter(|&j| alive[j])
+                .map(|j| (dot(data.row(i), r.centroids.row(j)), j))
+                .collect();
+            scored.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+            scored
+        });
+        match near {
+            Some(scored) if scored.len() >= 2 => {
+                placed.0[i] = scored[0].1;
+                placed.1[i] = scored[0].0;
+                placed.2[i] = Some((scored[1].1, scored[1].0));
+            }
+            _ => rest.push(i),
+        }
+    }
+    if rest.is_empty() {
+        return placed;
+    }
+    let index = NearestIndex::for_queries(backend, &r.centroids, &survivors, rest.len(), seed);
+    for i in rest {
+        let (best, c1, sec) = index.best_two(data.row(i));
+        placed.0[i] = best;
+        placed.1[i] = c1;
+        placed.2[i] = sec;
+    }
+    placed
+}
+
+/// Per point: its cluster, its cosine to it, and its runner-up with that one's cosine.
+type Placed = (Vec<usize>, Vec<f32>, Vec<Option<(usize, f32)>>);
 
 /// Sorts members by cosine to their normalized mean, most central first (ties by index), and
 /// returns the sum of 1 − those cosines (how spread the group is). The order depends on the
@@ -301,7 +354,7 @@ fn absorb_singletons(data: &Matrix, lc: &mut LevelClusters, backend: &dyn Kmeans
     let targets: Vec<usize> = (0..lc.groups.len())
         .filter(|&g| lc.groups[g].len() > 1)
         .collect();
-    let index = crate::kmeans::scaled::NearestIndex::new(backend, &centroids, &targets, 0);
+    let index = NearestIndex::for_queries(backend, &centroids, &targets, lone.len(), 0);
     for &g in &lone {
         let m = lc.groups[g][0];
         let (t, _, _) = index.best_two(data.row(m));
@@ -323,15 +376,4 @@ fn absorb_singletons(data: &Matrix, lc: &mut LevelClusters, backend: &dyn Kmeans
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cluster_counts() {
-        assert_eq!(clusters_for(50_000, 10, 10), 5000);
-        assert_eq!(clusters_for(50, 10, 10), 10);
-        assert_eq!(clusters_for(12, 10, 10), 10);
-        assert_eq!(clusters_for(5, 10, 10), 1);
-        assert_eq!(clusters_for(30, 10, 10), 10);
-    }
-}
+mod tests;

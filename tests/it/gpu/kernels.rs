@@ -5,7 +5,9 @@
 //! (each run as it comes out alone on the CPU, including runs of one point, k above the
 //! number of points, runs spread over several chunks, and the coarse-to-fine path).
 
-use c2s::kmeans::{CpuKmeans, GpuKmeans, Job, KmeansBackend, KmeansParams, scaled, seed_rows};
+use c2s::kmeans::{
+    CpuKmeans, GpuKmeans, Job, KmeansBackend, KmeansParams, index, scaled, seed_rows,
+};
 use c2s::matrix::{Matrix, normalize};
 use c2s::rng::Rng;
 
@@ -324,14 +326,14 @@ fn the_nearest_centroid_index_buckets_on_the_device() {
     let centroids = random_clusters(2000, 40, 16, 9);
     let all: Vec<usize> = (0..centroids.rows).collect();
     let runs = g.stats().gpu_runs;
-    let on_gpu = scaled::NearestIndex::new(&g, &centroids, &all, 3);
+    let on_gpu = index::NearestIndex::new(&g, &centroids, &all, 3);
     assert_eq!(
         g.stats().gpu_runs,
         runs + 1,
         "the bucketing ran on the device"
     );
     assert!(g.last_error.lock().unwrap().is_none(), "{:?}", g.last_error);
-    let on_cpu = scaled::NearestIndex::new(&CpuKmeans, &centroids, &all, 3);
+    let on_cpu = index::NearestIndex::new(&CpuKmeans, &centroids, &all, 3);
     let queries = random_unit(200, 16, 10);
     let agree = (0..queries.rows)
         .filter(|&i| on_gpu.best_two(queries.row(i)).0 == on_cpu.best_two(queries.row(i)).0)
