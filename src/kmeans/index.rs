@@ -40,7 +40,7 @@ impl<'a> NearestIndex<'a> {
         for &c in candidates {
             sub.push(centroids.row(c));
         }
-        let k = (candidates.len() as f64).sqrt().ceil() as usize;
+        let k = bucket_count(candidates.len());
         let r = backend.run(
             &sub,
             &KmeansParams {
@@ -93,7 +93,7 @@ impl<'a> NearestIndex<'a> {
         if candidates <= WHOLE_SCAN_MAX {
             return true;
         }
-        let k = m.isqrt() + 1;
+        let k = bucket_count(candidates) as u64;
         // Bucketing is a K-Means of m points into k (seeding plus its iterations); a query
         // then scans the k heads and about NEIGHBOUR_GROUPS buckets of m / k.
         let bucketing = (seed_trials(k as usize) + BUCKET_ITERS) as u64 * m * k;
@@ -155,6 +155,11 @@ impl<'a> NearestIndex<'a> {
             .map(|(c, j)| (j, c))
             .collect()
     }
+}
+
+/// How many buckets an index of `m` candidates has: ⌈√m⌉.
+fn bucket_count(m: usize) -> usize {
+    (m as f64).sqrt().ceil() as usize
 }
 
 /// `x`'s cosine to each row of `rows`, with the row's index.
