@@ -304,7 +304,7 @@ fn neighbour_graph(index: &NearestIndex, centroids: &Matrix) -> Vec<Vec<u32>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::kmeans::CpuKmeans;
     use crate::matrix::normalize;

@@ -73,8 +73,15 @@ pub fn cluster_level(
         alive[biggest] = true;
     }
     let survivors: Vec<usize> = (0..k).filter(|&j| alive[j]).collect();
-    let placed = place_on_survivors(data, &r, &alive, neighbours.as_deref(), backend, kp.seed);
-    let (assign, top1, second) = placed;
+    let (assign, top1, second) = place_on_survivors(
+        data,
+        &r,
+        &alive,
+        &survivors,
+        neighbours.as_deref(),
+        backend,
+        kp.seed,
+    );
     let index_of: Vec<Option<usize>> = {
         let mut v = vec![None; k];
         for (pos, &j) in survivors.iter().enumerate() {
@@ -130,7 +137,8 @@ pub fn cluster_level(
     (lc, spread)
 }
 
-/// Each point's cluster, its cosine and its runner-up among the surviving clusters (`alive`).
+/// Each point's cluster, its cosine and its runner-up among the surviving clusters (`alive`,
+/// listed in `survivors`).
 /// A point whose cluster and runner-up survive keeps them. Any other point is placed again by
 /// a scan of all survivors when that is cheap; else among its cluster's nearest centroids
 /// (`neighbours`, which the coarse-to-fine path found anyway) when at least two of them
@@ -139,6 +147,7 @@ fn place_on_survivors(
     data: &Matrix,
     r: &KmeansResult,
     alive: &[bool],
+    survivors: &[usize],
     neighbours: Option<&[Vec<u32>]>,
     backend: &dyn KmeansBackend,
     seed: u64,
@@ -158,7 +167,6 @@ fn place_on_survivors(
             !alive[a] || r.second[i].is_some_and(|(j, _)| !alive[j as usize])
         })
         .collect();
-    let survivors: Vec<usize> = (0..alive.len()).filter(|&j| alive[j]).collect();
     let neighbours =
         neighbours.filter(|_| !NearestIndex::scans_whole(survivors.len(), moved.len()));
     let mut rest: Vec<usize> = Vec::new();
@@ -186,7 +194,7 @@ fn place_on_survivors(
     if rest.is_empty() {
         return placed;
     }
-    let index = NearestIndex::for_queries(backend, &r.centroids, &survivors, rest.len(), seed);
+    let index = NearestIndex::for_queries(backend, &r.centroids, survivors, rest.len(), seed);
     for i in rest {
         let (best, c1, sec) = index.best_two(data.row(i));
         placed.0[i] = best;

@@ -1,25 +1,6 @@
 use super::*;
 use crate::kmeans::CpuKmeans;
-use crate::matrix::normalize;
-use crate::rng::Rng;
-
-/// `n` unit vectors around `centers` random directions.
-fn clustered(n: usize, centers: usize, dims: usize, seed: u64) -> Matrix {
-    let mut rng = Rng::new(seed);
-    let dirs: Vec<Vec<f32>> = (0..centers)
-        .map(|_| (0..dims).map(|_| rng.next_f64() as f32 - 0.5).collect())
-        .collect();
-    let mut m = Matrix::new(dims);
-    for i in 0..n {
-        let mut v: Vec<f32> = dirs[i % centers]
-            .iter()
-            .map(|x| x + 0.3 * (rng.next_f64() as f32 - 0.5))
-            .collect();
-        normalize(&mut v);
-        m.push(&v);
-    }
-    m
-}
+use crate::kmeans::scaled::tests::blobs as clustered;
 
 /// The best and runner-up among `candidates`, by a scan of them all.
 fn exact(centroids: &Matrix, candidates: &[usize], x: &[f32]) -> Vec<(usize, f32)> {

@@ -63,6 +63,13 @@ fn nearest(centroids: &Matrix, among: impl Iterator<Item = usize>, x: &[f32]) ->
         .expect("some candidate")
 }
 
+/// [`place_on_survivors`] on the CPU, with the survivors `alive` lists and `graph` as the
+/// clusters' neighbours.
+fn place(data: &Matrix, r: &KmeansResult, alive: &[bool], graph: &[Vec<u32>]) -> Placed {
+    let survivors: Vec<usize> = (0..alive.len()).filter(|&j| alive[j]).collect();
+    place_on_survivors(data, r, alive, &survivors, Some(graph), &CpuKmeans, 0)
+}
+
 /// A neighbour graph unrelated to the geometry: each centroid's next 16 rows.
 fn next_rows(k: u32) -> Vec<Vec<u32>> {
     (0..k)
@@ -77,7 +84,7 @@ fn a_few_moved_points_get_the_exact_nearest_survivor_whatever_the_graph_says() {
     // Ten clusters dissolve: too few moves to repay an index, so all survivors are scanned.
     let alive: Vec<bool> = (0..1500).map(|j| j % 150 != 0).collect();
     let graph = next_rows(1500);
-    let (assign, top1, second) = place_on_survivors(&data, &r, &alive, Some(&graph), &CpuKmeans, 0);
+    let (assign, top1, second) = place(&data, &r, &alive, &graph);
     for i in 0..data.rows {
         if alive[i] {
             assert_eq!(
@@ -106,7 +113,7 @@ fn many_moved_points_look_among_their_clusters_neighbours_first() {
     // except one, so its point falls back to an index.
     let mut graph = next_rows(2000);
     graph[8] = vec![12, 16, 20, 9];
-    let (assign, _, second) = place_on_survivors(&data, &r, &alive, Some(&graph), &CpuKmeans, 0);
+    let (assign, _, second) = place(&data, &r, &alive, &graph);
     for i in (0..data.rows).filter(|&i| !alive[i]) {
         assert!(alive[assign[i]], "point {i} lands on a survivor");
         let runner = second[i].expect("a runner-up").0;
