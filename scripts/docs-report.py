@@ -19,7 +19,8 @@ Measures (the targets in brackets):
                cold build without 3% of its pages: the share of pairs of pages present in
                both whose together-or-apart relation is the same [>= 0.9]
   leftovers    site-generator syntax in SKILL.md and INDEX.md files: attribute lists,
-               include markers, admonition, tab and container markers, terminal HTML [0]
+               include markers, admonition, tab and container markers, terminal HTML, reST
+               and MyST roles, directives and targets [0]
   unresolved   include markers left in the documents' text: `{* … *}`, `--8<--`,
                `{{#include …}}` (not escaped) [0]
   broken       relative links in the output's Markdown files whose target does not exist [0]
@@ -35,7 +36,9 @@ import tempfile
 
 LEFTOVER = re.compile(
     r"\{\s*#[\w-]+\s*\}|\{:\s*[.#]|\{\*|\*\}|--8<--|\{\{#(?:rustdoc_)?include|^\s*(?:!!!|\?\?\?|///|:::|===\s+\")"
-    r"|<font\b|\bhl\[",
+    r"|<font\b|\bhl\["
+    # reST and MyST: roles, directives, targets.
+    r"|:[a-z]+(?::[a-z]+)?:`|\{[a-z][\w:.-]*\}`|^\.\. [\w:-]+::|^\([^()\s]+\)=\s*$",
     re.M,
 )
 # mdBook's own pattern: a helper names a file (`{{#include}}` alone is text).

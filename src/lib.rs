@@ -37,6 +37,7 @@ pub(crate) mod progress;
 pub(crate) mod publish;
 pub(crate) mod retrieval;
 pub mod rng;
+pub(crate) mod rst;
 pub mod serve;
 pub(crate) mod stage;
 pub(crate) mod structure;

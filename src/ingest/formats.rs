@@ -1,4 +1,5 @@
-//! Format readers: Markdown (YAML frontmatter), plain text, JSON, JSON Lines and HTML into raw records.
+//! Format readers: Markdown (YAML frontmatter), reStructuredText, plain text, JSON, JSON Lines
+//! and HTML into raw records.
 
 use serde_json::Value;
 
@@ -33,6 +34,8 @@ pub struct RawRecord {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
     Markdown,
+    /// reStructuredText (Sphinx), read as Markdown (`crate::rst`).
+    Rst,
     Text,
     Json,
     JsonLines,
@@ -47,6 +50,7 @@ impl Format {
         match ext.to_ascii_lowercase().as_str() {
             // MDX: Docusaurus pages, read with their imports and components removed.
             "md" | "markdown" | "mdx" => Some(Format::Markdown),
+            "rst" | "rest" => Some(Format::Rst),
             "txt" => Some(Format::Text),
             "json" => Some(Format::Json),
             "jsonl" | "ndjson" => Some(Format::JsonLines),
@@ -75,6 +79,7 @@ pub fn parse(format: Format, text: &str, file: &str, diags: &mut Diagnostics) ->
                 None => vec![rec],
             }
         }
+        Format::Rst => vec![super::restructured::parse_rst(text, file, diags)],
         Format::Text => vec![RawRecord {
             text: text.to_string(),
             body_line: 1,
@@ -101,6 +106,11 @@ pub fn parse_markdown(
     let body_line = text[..text.len() - body.len()].matches('\n').count() + 1;
     let mut hidden = Vec::new();
     let body = super::hidden::without_hidden_plants(body, (file, body_line), diags, &mut hidden);
+    // MyST (Sphinx's Markdown): its roles and directives as the site shows them.
+    let body = match crate::rst::myst::is_myst(&body) {
+        true => std::borrow::Cow::Owned(crate::rst::myst::to_commonmark(&body)),
+        false => body,
+    };
     let mut rec = RawRecord {
         // Raw HTML tags are layout, not text (an icon's `<i class="fa …">`): their text stays.
         text: crate::markdown::without_html_tags(&crate::markdown::dialect::to_commonmark(&body)),

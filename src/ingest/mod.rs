@@ -9,6 +9,7 @@ pub mod include;
 pub mod parsed;
 mod read;
 mod records;
+mod restructured;
 mod walk;
 
 use crate::paths::display;
@@ -343,7 +344,7 @@ pub fn ingest_with(
         let multi = p.records.len() > 1 || p.records.iter().any(|r| r.line.is_some());
         for (rec, scan) in p.records.into_iter().zip(scans) {
             let (rec, scan) = match c.format {
-                Some(Format::Markdown) => includers.expand(c, (rec, scan), diags),
+                Some(Format::Markdown | Format::Rst) => includers.expand(c, (rec, scan), diags),
                 _ => (rec, scan),
             };
             let loc = Location {

@@ -130,6 +130,7 @@ pub(super) fn collect_files(
         let mut met = met.into_inner().unwrap_or_else(|p| p.into_inner());
         if include.empty {
             unlisted_chapters(&mut met, root, opts);
+            sphinx_non_sources(&mut met, root, opts);
         }
         met.sort_unstable_by(|a, b| path_order(a.at(), b.at()));
         for m in met {
@@ -283,6 +284,25 @@ fn unlisted_chapters(met: &mut [Met], root: &Path, opts: &IngestOptions) {
         };
         if !listed.contains(&rel.to_string_lossy().replace('\\', "/")) {
             let why = "not a chapter: the book's SUMMARY.md does not list it";
+            *m = Met::NotAPage(c.path.clone(), c.display.clone(), why);
+        }
+    }
+}
+
+/// The files of a Sphinx project's source folder that are not pages: Sphinx builds only its
+/// reST and MyST Markdown sources (an HTML template in `_templates/`, a `requirements.txt` for
+/// the docs' build are not pages).
+fn sphinx_non_sources(met: &mut [Met], root: &Path, opts: &IngestOptions) {
+    let Some(src) = crate::structure::nav::sphinx_source(root, opts.top.as_deref()) else {
+        return;
+    };
+    for m in met.iter_mut() {
+        let Met::File(c) = m else { continue };
+        if matches!(c.format, None | Some(Format::Markdown | Format::Rst)) {
+            continue;
+        }
+        if crate::paths::abs(&c.path).starts_with(&src) {
+            let why = "not a page: Sphinx builds only its .rst and .md sources";
             *m = Met::NotAPage(c.path.clone(), c.display.clone(), why);
         }
     }

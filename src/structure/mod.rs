@@ -8,6 +8,7 @@ pub mod nav;
 pub mod navitems;
 pub mod sidebar;
 pub mod site;
+pub mod sphinx;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

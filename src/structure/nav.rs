@@ -1,7 +1,7 @@
 //! Navigation files as their site generators read them: `mkdocs.yml`'s `nav:`, mdBook's
 //! `SUMMARY.md` (parsed by `mdbook-summary`, mdBook's own parser), VitePress' sidebar and
-//! Docusaurus' sidebars (read as plain data by `sidebar` and `docusaurus`), found at or above a
-//! corpus folder, up to the project root.
+//! Docusaurus' sidebars (read as plain data by `sidebar` and `docusaurus`), Sphinx's toctrees
+//! (`sphinx`), found at or above a corpus folder, up to the project root.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -44,8 +44,38 @@ pub fn find(root: &Path, top: Option<&Path>) -> Result<Option<Nav>, (PathBuf, St
         if let Some(nav) = book_at(d, root)? {
             return Ok(Some(nav));
         }
+        if let Some(nav) = sphinx_at(d, root)? {
+            return Ok(Some(nav));
+        }
     }
     Ok(None)
+}
+
+/// The toctrees of the Sphinx project whose `conf.py` is in `dir` (or, for the corpus folder
+/// itself, in its `source/`), when its source folder covers `root`.
+fn sphinx_at(dir: &Path, root: &Path) -> Result<Option<Nav>, (PathBuf, String)> {
+    let conf = super::sphinx::conf_in(dir).or_else(|| {
+        (crate::paths::abs(dir) == crate::paths::abs(root))
+            .then(|| super::sphinx::conf_in(&dir.join("source")))
+            .flatten()
+    });
+    match conf {
+        Some(conf) if covers(conf.parent().unwrap_or(dir), root) => super::sphinx::read(&conf),
+        _ => Ok(None),
+    }
+}
+
+/// The source folder of the Sphinx project that covers `root`, if one does (see [`find`]).
+pub fn sphinx_source(root: &Path, top: Option<&Path>) -> Option<PathBuf> {
+    searched(root, top).find_map(|d| {
+        let conf = super::sphinx::conf_in(d).or_else(|| {
+            (d == root)
+                .then(|| super::sphinx::conf_in(&d.join("source")))
+                .flatten()
+        })?;
+        let src = conf.parent()?.to_path_buf();
+        covers(&src, root).then(|| crate::paths::abs(&src))
+    })
 }
 
 /// The folders a navigation file is looked for in: `root` and those above it, up to `top` or,

@@ -17,14 +17,16 @@ pub struct Site {
 
 /// The site in `dir`: MkDocs (`mkdocs.yml`, its `docs_dir`), mdBook (`book.toml`, its `src`,
 /// also one folder down as in `guide/book.toml`), VitePress (`.vitepress/` in the folder or in
-/// `docs/`), Docusaurus (`docusaurus.config.*` with `docs/`) or Hugo (`hugo.*`/`config.toml` with
-/// `content/`); else a `docs/` folder, else the folder itself.
+/// `docs/`), Docusaurus (`docusaurus.config.*` with `docs/`), Hugo (`hugo.*`/`config.toml` with
+/// `content/`) or Sphinx (`conf.py` in the folder, `docs/`, `doc/`, or their `source/`); else a
+/// `docs/` folder, else the folder itself.
 pub fn detect(dir: &Path) -> Site {
     mkdocs(dir)
         .or_else(|| mdbook(dir))
         .or_else(|| vitepress(dir))
         .or_else(|| docusaurus(dir))
         .or_else(|| hugo(dir))
+        .or_else(|| sphinx(dir))
         .unwrap_or_else(|| Site {
             generator: None,
             config: None,
@@ -102,6 +104,22 @@ fn hugo(dir: &Path) -> Option<Site> {
     })
 }
 
+fn sphinx(dir: &Path) -> Option<Site> {
+    let pages = sphinx_sources()
+        .into_iter()
+        .find(|p| super::sphinx::conf_in(&dir.join(p)).is_some())?;
+    Some(Site {
+        generator: Some("Sphinx"),
+        config: Some(clean(&PathBuf::from(pages).join("conf.py"))),
+        pages: PathBuf::from(pages),
+    })
+}
+
+/// Where Sphinx projects keep their source folder (the folder of `conf.py`).
+fn sphinx_sources() -> [&'static str; 5] {
+    ["docs", "docs/source", "doc", "doc/source", "."]
+}
+
 /// The folders directly in `dir` that are not hidden, sorted.
 fn subfolders(dir: &Path) -> impl Iterator<Item = PathBuf> {
     let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -135,7 +153,7 @@ mod tests {
     #[test]
     fn each_generator_is_found_with_its_pages_folder() {
         type Files<'a> = &'a [(&'a str, &'a str)];
-        let cases: [(Files, Option<&str>, &str); 7] = [
+        let cases: [(Files, Option<&str>, &str); 10] = [
             (
                 &[("mkdocs.yml", "site_name: x\ndocs_dir: documentation\n")],
                 Some("MkDocs"),
@@ -166,6 +184,17 @@ mod tests {
                 Some("Hugo"),
                 "content",
             ),
+            (
+                &[("docs/conf.py", ""), ("docs/index.rst", "")],
+                Some("Sphinx"),
+                "docs",
+            ),
+            (
+                &[("doc/source/conf.py", ""), ("doc/Makefile", "")],
+                Some("Sphinx"),
+                "doc/source",
+            ),
+            (&[("conf.py", ""), ("index.rst", "")], Some("Sphinx"), "."),
             (&[("docs/a.md", "")], None, "docs"),
         ];
         for (files, generator, pages) in cases {

@@ -51,6 +51,7 @@ mod serve;
 mod site_inputs;
 mod skill_pack;
 mod skills_server;
+mod sphinx;
 mod state;
 mod statfirst;
 mod structure;

@@ -265,6 +265,12 @@ impl Includer {
                 continue;
             };
             let fdir = file.parent().unwrap_or(Path::new("/")).to_path_buf();
+            // A reST page's `.. include::` of reST: read as the including page is.
+            let text = if !in_fence && is_rst(&file) {
+                crate::rst::to_markdown(&text).markdown
+            } else {
+                text
+            };
             let text = self.nested(&text, &file, &fdir, at, depth, diags);
             if name == "playground" && !in_fence {
                 out.push_str(&fenced(&file, &text));
@@ -303,6 +309,10 @@ impl Includer {
             text.to_string()
         };
         if is_markdown(file) {
+            let text = match crate::rst::myst::is_myst(&text) {
+                true => crate::rst::myst::to_commonmark(&text),
+                false => text,
+            };
             crate::markdown::dialect::to_commonmark(&text)
         } else {
             text
@@ -465,6 +475,11 @@ fn is_markdown(file: &Path) -> bool {
             .iter()
             .any(|m| e.eq_ignore_ascii_case(m))
     })
+}
+
+fn is_rst(file: &Path) -> bool {
+    file.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("rst") || e.eq_ignore_ascii_case("rest"))
 }
 
 fn shown_dirs(dirs: &[PathBuf]) -> String {

@@ -4,7 +4,8 @@
 //! nothing (a warning naming the page and line). Rendering then writes a document link as the
 //! target's file relative to the linking file (anchor kept) when both are in one skill, and as
 //! the target's id for `get_document` when not, so that a skill uploaded alone carries no dead
-//! link; a link to another file points into `[output] source_url`, or becomes its text.
+//! link; a link to another file points into `[output] source_url`, or becomes its text. A link
+//! that names no path but one of Sphinx's labels (`labels`) goes to the page that defines it.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -87,6 +88,8 @@ impl Links {
             defs: vec![Vec::new(); inp.docs.len()],
             ..Links::default()
         };
+        // Sphinx's labels, read when a link first names something that is not a path.
+        let mut labels: Option<HashMap<String, super::labels::Place>> = None;
         for (d, doc) in inp.docs.iter().enumerate() {
             let Some(o) = doc.origin.as_ref().filter(|o| !o.multi) else {
                 continue;
@@ -102,8 +105,26 @@ impl Links {
                 .collect();
             for link in found.into_iter().filter(|l| is_relative(&l.dest)) {
                 let (path, anchor) = split_dest(&link.dest);
-                let target = match find_doc(&by_path, o.root, &o.rel, &path) {
-                    Some(t) => {
+                let plain = anchor.is_none();
+                let label = |labels: &mut Option<HashMap<_, _>>| {
+                    if !plain || path.trim().is_empty() {
+                        return None;
+                    }
+                    labels
+                        .get_or_insert_with(|| super::labels::read(inp.docs, inp.roots))
+                        .get(&super::labels::normalized(&path))
+                        .cloned()
+                };
+                let found = find_doc(&by_path, o.root, &o.rel, &path).map(|t| (t, anchor));
+                let found = found.or_else(|| {
+                    // A path on disk goes first: only what is not one may be a label.
+                    on_disk(&inp.roots[o.root], &o.rel, &path)
+                        .is_none()
+                        .then(|| label(&mut labels))
+                        .flatten()
+                });
+                let target = match found {
+                    Some((t, anchor)) => {
                         out.to_documents += 1;
                         Target::Doc { doc: t, anchor }
                     }
@@ -112,6 +133,12 @@ impl Links {
                             .source
                             .and_then(|(url, base)| source_url(url, base, &file))
                             .map_or(Target::Text, Target::Source),
+                        None if super::labels::is_generated_page(&path) => Target::Text,
+                        // A reST label the corpus does not define: another project's, which
+                        // the site reaches through intersphinx (`tut-files`: Python's docs).
+                        None if o.rel.ends_with(".rst") && super::labels::may_be_label(&path) => {
+                            Target::Text
+                        }
                         None => {
                             out.broken += 1;
                             let line = (o.line > 0)
@@ -141,7 +168,8 @@ impl Links {
     }
 
     /// The part `range` of document `d`'s text with its links rewritten; `doc_link` writes a
-    /// link to a document (given the edit and the link's text).
+    /// link to a document (given the edit and the link's text, empty when the link has none:
+    /// then the target's title is shown).
     pub fn apply<'t>(
         &self,
         d: usize,
@@ -158,10 +186,14 @@ impl Links {
         for e in self.edits[d].iter().filter(|e| inside(&e.link.whole)) {
             let label = &text[e.link.label.clone()];
             let written = match &e.target {
+                Target::Text if label.trim().is_empty() => Written::Whole(shown_dest(&e.link.dest)),
                 Target::Text => Written::Whole(plain_label(label)),
                 Target::Source(url) => Written::Dest(url.clone()),
+                // A link without text (MyST's `[](page.md)`, Sphinx's `:doc:`page``) shows
+                // the target's title, as the site does: `doc_link` is given no label.
                 Target::Doc { doc, anchor } => {
-                    doc_link(*doc, anchor.as_deref(), label, e.link.image)
+                    let shown = if label.trim().is_empty() { "" } else { label };
+                    doc_link(*doc, anchor.as_deref(), shown, e.link.image)
                 }
             };
             changes.push(match (written, &e.link.dest_at) {
@@ -190,6 +222,13 @@ impl Links {
         s.push_str(&text[at..range.end]);
         Cow::Owned(s)
     }
+}
+
+/// What a link without text (MyST's `[](page.md)`, Sphinx's `:doc:`page``) shows when its
+/// target is no document: its destination.
+fn shown_dest(dest: &str) -> String {
+    let path = dest.split(['#', '?']).next().unwrap_or(dest);
+    path.strip_prefix("./").unwrap_or(path).to_string()
 }
 
 /// A link's text without its markup of links and images (an image inside it gives its alt).
@@ -255,8 +294,8 @@ fn joined(rel: &str, path: &str) -> Option<String> {
 }
 
 /// The document a path names, as the site generators name pages: the file itself, `.html` for
-/// `.md` (mdBook), no extension (VitePress, Docusaurus: `.md` or `.mdx`), a folder for its index
-/// page.
+/// `.md` (mdBook), no extension (VitePress, Docusaurus: `.md` or `.mdx`; Sphinx: `.rst`), a
+/// folder for its index page.
 fn find_doc(
     by_path: &HashMap<(usize, &str), usize>,
     root: usize,
@@ -270,6 +309,8 @@ fn find_doc(
     if stem.is_some() || !p.rsplit('/').next().unwrap_or("").contains('.') {
         tries.push(format!("{base}.md"));
         tries.push(format!("{base}.mdx"));
+        // Sphinx names a page without its extension (`:doc:` targets, its `.html` pages).
+        tries.push(format!("{base}.rst"));
         if let Some(dir) = base
             .strip_suffix("/index")
             .or(base.strip_suffix("index").filter(|b| b.is_empty()))

@@ -9,6 +9,7 @@ mod bundle;
 mod entities;
 mod files;
 mod front;
+mod labels;
 pub mod links;
 mod naming;
 mod nav;
@@ -86,6 +87,9 @@ impl<'a> Ctx<'a> {
         self.links
             .apply(d, &self.docs[d].text, range, |t, anchor, label, image| {
                 use links::Written;
+                let titled = label.is_empty();
+                let title = nav::link_text(&self.cards[t].title);
+                let label = if titled { title.as_str() } else { label };
                 if image {
                     return Written::Whole(label.to_string());
                 }
@@ -96,6 +100,9 @@ impl<'a> Ctx<'a> {
                 let mut to = relative(folder, &place.link());
                 if let (Some(a), None) = (anchor, &place.anchor) {
                     to = format!("{to}#{a}");
+                }
+                if titled {
+                    return Written::Whole(format!("[{label}]({to})"));
                 }
                 Written::Dest(to)
             })
