@@ -198,7 +198,9 @@ impl Links {
             };
             changes.push(match (written, &e.link.dest_at) {
                 (Written::Whole(s), _) => (e.link.whole.clone(), s),
-                (Written::Dest(dest), Some(at)) => (at.clone(), dest),
+                // A destination in angle brackets (`<a label>`) loses them when it has no
+                // space any more.
+                (Written::Dest(dest), Some(at)) => (bracketed(text, at, &dest), dest),
                 (Written::Dest(dest), None) => {
                     let bang = if e.link.image { "!" } else { "" };
                     (e.link.whole.clone(), format!("{bang}[{label}]({dest})"))
@@ -221,6 +223,18 @@ impl Links {
         }
         s.push_str(&text[at..range.end]);
         Cow::Owned(s)
+    }
+}
+
+/// The range a new destination replaces: `at`, widened to its angle brackets when the new one
+/// needs none.
+fn bracketed(text: &str, at: &Range<usize>, dest: &str) -> Range<usize> {
+    let b = text.as_bytes();
+    let inside = at.start > 0 && b[at.start - 1] == b'<' && b.get(at.end) == Some(&b'>');
+    if inside && !dest.contains([' ', '<', '>']) {
+        at.start - 1..at.end + 1
+    } else {
+        at.clone()
     }
 }
 
