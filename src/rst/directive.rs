@@ -50,8 +50,9 @@ const TITLED: &[&str] = &[
     "details",
 ];
 
-/// Directives that describe an API object: their argument is its signature.
-const OBJECTS: &[&str] = &[
+/// Directives that describe a Python object: their argument is its signature, and its name
+/// is a target links may name (`render::labels`).
+pub const PYTHON_OBJECTS: &[&str] = &[
     "function",
     "class",
     "method",
@@ -62,6 +63,10 @@ const OBJECTS: &[&str] = &[
     "property",
     "staticmethod",
     "classmethod",
+];
+
+/// Directives that describe another API object (an option, a C function, a setting).
+const OTHER_OBJECTS: &[&str] = &[
     "describe",
     "object",
     "envvar",
@@ -312,7 +317,7 @@ pub(super) fn write(d: &Directive, ctx: &mut Ctx, out: &mut Vec<String>) {
             }
         }
         n if SILENT.contains(&n) => {}
-        n if OBJECTS.contains(&n) => {
+        n if PYTHON_OBJECTS.contains(&n) || OTHER_OBJECTS.contains(&n) => {
             out.push(format!("**{}**", super::inline::code_span(d.args.trim())));
             if !d.content.is_empty() {
                 out.push(String::new());

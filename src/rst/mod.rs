@@ -12,6 +12,7 @@ pub mod myst;
 mod tables;
 pub mod toctree;
 
+pub use directive::PYTHON_OBJECTS;
 use inline::Refs;
 use lines::{
     adornment, blank, body_end, dedent, expand_tabs, fence, field, indent, list_marker, quoted,

@@ -100,20 +100,6 @@ fn in_page(text: &str, rst: bool) -> Vec<(String, Option<String>)> {
     out
 }
 
-/// Directives that document a Python object, or set the module of those after them.
-const OBJECTS: &[&str] = &[
-    "function",
-    "class",
-    "method",
-    "attribute",
-    "data",
-    "exception",
-    "decorator",
-    "property",
-    "module",
-    "currentmodule",
-];
-
 /// `.. [py:|auto]kind:: name(args)` → the kind and the object's name.
 fn object_of(t: &str) -> Option<(&str, &str)> {
     let rest = t.strip_prefix(".. ")?;
@@ -121,7 +107,9 @@ fn object_of(t: &str) -> Option<(&str, &str)> {
     let kind = kind.strip_prefix("py:").unwrap_or(kind);
     let kind = kind.strip_prefix("auto").unwrap_or(kind);
     let name = arg.trim().split(['(', ' ']).next()?;
-    (OBJECTS.contains(&kind) && !name.is_empty()).then_some((kind, name))
+    let known =
+        crate::rst::PYTHON_OBJECTS.contains(&kind) || matches!(kind, "module" | "currentmodule");
+    (known && !name.is_empty()).then_some((kind, name))
 }
 
 /// Pages every Sphinx site has that no source file is (its index, its search page).
