@@ -12,7 +12,7 @@ pub enum BuildError {
     #[error(transparent)]
     Config(#[from] ConfigError),
     #[error(
-        "no usable documents in {paths}\n  help: check corpus.paths and the include/exclude globs; supported formats are .md .markdown .mdx .txt .json .jsonl .ndjson .html .htm .pdf .docx"
+        "no usable documents in {paths}\n  help: check corpus.paths and the include/exclude globs; supported formats are .md .markdown .mdx .rst .rest .txt .json .jsonl .ndjson .html .htm .pdf .docx"
     )]
     EmptyCorpus { paths: String },
     /// The corpus is larger than the host's skills hold (`format::limits::fits_the_host` says

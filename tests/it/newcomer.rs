@@ -224,6 +224,11 @@ fn a_failed_build_leaves_no_new_files() {
         stderr(&o)
     );
     assert!(stderr(&o).contains(".pdf .docx"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(".mdx .rst .rest .txt"),
+        "{}",
+        stderr(&o)
+    );
     let left: Vec<String> = crate::common::files(d);
     assert!(left.is_empty(), "a failed build left {left:?}");
     // A cache folder that holds a memo stays whatever happens.
