@@ -115,20 +115,21 @@ impl Links {
                         .get(&super::labels::normalized(&path))
                         .cloned()
                 };
-                let found = find_doc(&by_path, o.root, &o.rel, &path).map(|t| (t, anchor));
-                let found = found.or_else(|| {
-                    // A path on disk goes first: only what is not one may be a label.
-                    on_disk(&inp.roots[o.root], &o.rel, &path)
-                        .is_none()
-                        .then(|| label(&mut labels))
-                        .flatten()
-                });
+                // A path on disk goes first: only what is not one may be a label.
+                let mut file = None;
+                let found = match find_doc(&by_path, o.root, &o.rel, &path) {
+                    Some(t) => Some((t, anchor)),
+                    None => {
+                        file = on_disk(&inp.roots[o.root], &o.rel, &path);
+                        file.is_none().then(|| label(&mut labels)).flatten()
+                    }
+                };
                 let target = match found {
                     Some((t, anchor)) => {
                         out.to_documents += 1;
                         Target::Doc { doc: t, anchor }
                     }
-                    None => match on_disk(&inp.roots[o.root], &o.rel, &path) {
+                    None => match file {
                         Some(file) => inp
                             .source
                             .and_then(|(url, base)| source_url(url, base, &file))
