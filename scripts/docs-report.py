@@ -23,6 +23,8 @@ Measures (the targets in brackets):
                and MyST roles, directives and targets [0]
   unresolved   include markers left in the documents' text: `{* … *}`, `--8<--`,
                `{{#include …}}` (not escaped) [0]
+  components   MDX/JSX component tags (`<Card`, `</Tabs>`) left in the documents' text outside
+               code [0]
   broken       relative links in the output's Markdown files whose target does not exist [0]
   skills       top-level skills, and the most files one of them holds
 """
@@ -117,6 +119,20 @@ def unresolved(out, docs_dir):
     return n
 
 
+COMPONENT = re.compile(r"</?[A-Z][A-Za-z0-9]*(?:\.[A-Za-z]+)?(?=[\s/>])")
+
+
+def components(out):
+    """JSX component tags in the documents' text, outside fenced and inline code."""
+    docs = json.load(open(os.path.join(out, "documents.json"), encoding="utf-8"))
+    n = 0
+    for d in docs.values():
+        text = re.sub(r"```.*?```", "", d.get("text", ""), flags=re.S)
+        text = re.sub(r"`[^`\n]*`", "", text)
+        n += len(COMPONENT.findall(text))
+    return n
+
+
 def broken_links(out):
     broken = total = 0
     for f in markdown_files(out):
@@ -180,6 +196,7 @@ def report(binary, spec, sets, runs, tmp):
         "stability": round(sum(stab) / len(stab), 3) if stab else None,
         "leftovers": leftovers(out),
         "unresolved": unresolved(out, os.path.join(repo, docs)),
+        "components": components(out),
         "broken_links": broken,
         "links": links,
         "skills": skills,
@@ -207,7 +224,7 @@ def main(argv):
     if as_json:
         print(json.dumps(rows, indent=1))
         return
-    cols = ["repo", "pages", "coherence", "stability", "leftovers", "unresolved", "broken_links", "links", "skills", "most_files_in_a_skill"]
+    cols = ["repo", "pages", "coherence", "stability", "leftovers", "unresolved", "components", "broken_links", "links", "skills", "most_files_in_a_skill"]
     print(" | ".join(cols))
     for r in rows:
         print(" | ".join(str(r[c]) for c in cols))

@@ -132,9 +132,20 @@ pub fn parse_markdown(
             rec.title = get("title").and_then(yaml_scalar);
             rec.description = get("description").and_then(yaml_scalar);
             rec.id = get("id").and_then(yaml_scalar);
+            // A Mintlify endpoint page: the includer renders the operation from its spec.
+            if let Some(op) = get("openapi").and_then(yaml_scalar) {
+                let marker = crate::markdown::mdx::marker(&format!("openapi {}", op.trim()));
+                rec.text = format!("{}\n\n{marker}\n", rec.text.trim_end());
+            }
             rec.position = ["sidebar_position", "weight", "nav_order"]
                 .iter()
-                .find_map(|k| get(k).and_then(yaml_number));
+                .find_map(|k| get(k).and_then(yaml_number))
+                // Starlight's `sidebar: {order: 2}`.
+                .or_else(|| {
+                    get("sidebar")
+                        .and_then(|s| s.get("order"))
+                        .and_then(yaml_number)
+                });
             rec.tags = match get("tags") {
                 Some(serde_yaml_ng::Value::Sequence(s)) => {
                     s.iter().filter_map(yaml_scalar).collect()
@@ -217,6 +228,11 @@ fn front_matter(front: &str, toml: bool) -> Result<serde_yaml_ng::Value, (Option
         (line, format!("TOML: {}", e.message()))
     })?;
     serde_yaml_ng::to_value(table).map_err(|e| (None, e.to_string()))
+}
+
+/// The text without its frontmatter, if it has one.
+pub(crate) fn without_frontmatter(text: &str) -> &str {
+    split_frontmatter(text).1
 }
 
 /// Returns (frontmatter, body). Frontmatter must open on the first line with `---` (YAML) or

@@ -98,7 +98,11 @@ pub(super) fn collect_files(
             return Err(BuildError::MissingSource { path: root.clone() });
         }
         let mut walker = ignore::WalkBuilder::new(root);
-        walker.follow_links(true).require_git(false);
+        // Mintlify's `.mintignore` (gitignore syntax) keeps files out of the site.
+        walker
+            .follow_links(true)
+            .require_git(false)
+            .add_custom_ignore_filename(".mintignore");
         let skip = skip.clone();
         let found = std::sync::Arc::new(std::sync::Mutex::new(Vec::<PathBuf>::new()));
         let outputs = found.clone();
@@ -131,6 +135,7 @@ pub(super) fn collect_files(
         if include.empty {
             unlisted_chapters(&mut met, root, opts);
             sphinx_non_sources(&mut met, root, opts);
+            site_non_pages(&mut met, root, opts);
         }
         met.sort_unstable_by(|a, b| path_order(a.at(), b.at()));
         for m in met {
@@ -305,6 +310,38 @@ fn sphinx_non_sources(met: &mut [Met], root: &Path, opts: &IngestOptions) {
             let why = "not a page: Sphinx builds only its .rst and .md sources";
             *m = Met::NotAPage(c.path.clone(), c.display.clone(), why);
         }
+    }
+}
+
+/// The files of a Mintlify or Starlight site that are not pages of its default language:
+/// its configuration, specs and other non-Markdown files in its pages' folder, the snippets
+/// that pages import (Mintlify's `snippets/`), and the other languages' or versions' pages.
+fn site_non_pages(met: &mut [Met], root: &Path, opts: &IngestOptions) {
+    let Some(site) = crate::structure::nav::site_pages(root, opts.top.as_deref()) else {
+        return;
+    };
+    for m in met.iter_mut() {
+        let Met::File(c) = m else { continue };
+        let abs = crate::paths::abs(&c.path);
+        let Ok(rel) = abs.strip_prefix(&site.docs_dir) else {
+            continue;
+        };
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        let why = if c.format.is_some() && c.format != Some(Format::Markdown) {
+            site.why_format
+        } else if site.partials.iter().any(|p| rel.starts_with(p)) {
+            site.why_partial
+        } else if site.not_pages.contains(&rel)
+            || site
+                .other_folders
+                .iter()
+                .any(|f| rel.starts_with(f.as_str()))
+        {
+            "another language's or version's page: the site's default one is followed"
+        } else {
+            continue;
+        };
+        *m = Met::NotAPage(c.path.clone(), c.display.clone(), why);
     }
 }
 

@@ -34,6 +34,9 @@ pub struct Components {
     in_highlight: bool,
     /// Component elements open at the end of the line read (`<Tabs>` … `</Tabs>`).
     nest: usize,
+    /// The opening tag read so far, while it spans lines.
+    tag: String,
+    imports: super::mdx::Imports,
 }
 
 /// Shortcodes whose paired form is a titled block (Hugo themes' admonitions, tabs, details).
@@ -79,12 +82,18 @@ impl Components {
             return Line::Drop;
         }
         if self.open > 0 || self.in_tag {
-            self.continue_statement(t);
-            return Line::Drop;
+            return match self.continue_statement(t) {
+                Some(title) => Line::Title(title),
+                None => Line::Drop,
+            };
         }
         if top && is_esm(t) {
+            self.imports.note(t);
             self.open = depth(t);
             return Line::Drop;
+        }
+        if let Some(marker) = self.imports.include(t) {
+            return Line::Text(marker);
         }
         if let Some(s) = shortcode_alone(t) {
             return self.block_shortcode(s);
@@ -92,6 +101,7 @@ impl Components {
         if t.strip_prefix('<').and_then(component_name).is_some() && !t.contains('>') {
             // `<Tabs` with its attributes on the lines below.
             self.in_tag = true;
+            self.tag = t.to_string();
             self.open = depth(t);
             return Line::Drop;
         }
@@ -117,7 +127,8 @@ impl Components {
         }
     }
 
-    fn continue_statement(&mut self, t: &str) {
+    /// Reads on in a multi-line statement or tag; a tag that closes here gives its title.
+    fn continue_statement(&mut self, t: &str) -> Option<String> {
         if self.in_tag {
             if let Some(gt) = tag_close(t, self.open) {
                 self.in_tag = false;
@@ -125,12 +136,16 @@ impl Components {
                 if !t[..gt].ends_with('/') {
                     self.nest += 1;
                 }
-            } else {
-                self.open = depth_from(t, self.open);
+                let tag = format!("{} {}", std::mem::take(&mut self.tag), &t[..=gt]);
+                return lone_titled_tag(&tag);
             }
-            return;
+            self.tag.push(' ');
+            self.tag.push_str(t);
+            self.open = depth_from(t, self.open);
+            return None;
         }
         self.open = depth_from(t, self.open);
+        None
     }
 
     fn block_shortcode(&mut self, s: Shortcode) -> Line {
@@ -241,37 +256,23 @@ fn component_name(s: &str) -> Option<&str> {
 fn lone_titled_tag(t: &str) -> Option<String> {
     let t = t.trim();
     let inner = t.strip_prefix('<')?.strip_suffix('>')?;
-    if inner.contains('<') || inner.ends_with('/') {
+    if inner.contains('<') {
         return None;
     }
     let name = component_name(inner)?;
+    if let Some(title) = super::mdx::title(name, inner.trim_end_matches('/')) {
+        return Some(title);
+    }
+    if inner.ends_with('/') {
+        return None;
+    }
     let keys: &[&str] = if name.contains("Tab") {
         // A tab shows its value when it has no label.
         &["title", "label", "value"]
     } else {
         &["title", "label"]
     };
-    keys.iter().find_map(|k| attribute(inner, k))
-}
-
-/// The value of `name="…"` (or `'…'`) among a tag's attributes.
-fn attribute(attrs: &str, name: &str) -> Option<String> {
-    let mut rest = attrs;
-    while let Some(at) = rest.find(name) {
-        let before = rest[..at].chars().next_back();
-        let after = rest[at + name.len()..].trim_start();
-        if before.is_some_and(char::is_whitespace)
-            && let Some(v) = after.strip_prefix('=')
-        {
-            let v = v.trim_start();
-            let q = v.chars().next().filter(|c| matches!(c, '"' | '\''))?;
-            let end = v[1..].find(q)?;
-            let value = v[1..1 + end].trim();
-            return (!value.is_empty()).then(|| value.to_string());
-        }
-        rest = &rest[at + name.len()..];
-    }
-    None
+    keys.iter().find_map(|k| super::mdx::attribute(inner, k))
 }
 
 /// The line with its inline components and shortcodes removed (their text kept), whether
@@ -355,11 +356,13 @@ fn markup_at(rest: &str) -> Option<(usize, String, isize)> {
         let after = &body[name.len()..];
         let end = tag_close(after, 0)?;
         let attrs = &after[..end];
-        // `Vec<String>` in prose is not a tag: a component has attributes, closes itself, or
-        // stands alone on its line.
+        // `Vec<String>` in prose is not a tag: a component has attributes, closes itself,
+        // stands alone on its line, or is closed later on it (`<Badge>New</Badge>`).
+        let after_tag = &rest[1 + name.len() + end + 1..];
         let tag = !attrs.trim().is_empty()
             || attrs.ends_with('/')
-            || rest[1 + name.len() + end + 1..].trim().is_empty();
+            || after_tag.trim().is_empty()
+            || after_tag.contains(&format!("</{name}>"));
         let opens = isize::from(!attrs.ends_with('/'));
         tag.then(|| (1 + name.len() + end + 1, String::new(), opens))
     }

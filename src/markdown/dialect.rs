@@ -16,6 +16,8 @@ pub fn to_commonmark(md: &str) -> String {
     // The indents the bodies of the admonitions and tabs being read start at, outermost first.
     let mut bodies: Vec<usize> = Vec::new();
     let mut components = Components::default();
+    // The indentation a fence inside a component has as layout (see below).
+    let mut fence_layout = 0;
     for line in md.split_inclusive('\n') {
         let (text, eol) = match line.strip_suffix('\n') {
             Some(t) => (t.strip_suffix('\r').unwrap_or(t), "\n"),
@@ -27,7 +29,7 @@ pub fn to_commonmark(md: &str) -> String {
         // body, so that it is read as text (in a list item, as the item's text), not as an
         // indented code block. A fence in a body goes with it, its closing line too.
         if let Some((c, n)) = fence {
-            out.push_str(&text[(BODY_INDENT * bodies.len()).min(indent)..]);
+            out.push_str(&text[(BODY_INDENT * bodies.len() + fence_layout).min(indent)..]);
             out.push_str(eol);
             if trimmed.trim_end().chars().all(|x| x == c) && trimmed.trim_end().len() >= n {
                 fence = None;
@@ -45,7 +47,13 @@ pub fn to_commonmark(md: &str) -> String {
         let text = &text[(BODY_INDENT * bodies.len()).min(indent)..];
         let trimmed = text.trim_start();
         if fence.is_some() {
-            out.push_str(text);
+            // Inside a component, a fence's indentation is layout too (MDX has no indented
+            // code): its lines lose it, not only its opening line.
+            fence_layout = match components.inside() {
+                true => text.len() - trimmed.len(),
+                false => 0,
+            };
+            out.push_str(if components.inside() { trimmed } else { text });
             out.push_str(eol);
             continue;
         }
@@ -327,6 +335,28 @@ mod tests {
         assert_eq!(
             read("A Vec<String> holds text.\nimport data from the old system."),
             "A Vec<String> holds text. import data from the old system."
+        );
+    }
+
+    #[test]
+    fn mintlify_components_keep_their_names_links_labels_and_snippets() {
+        // Mintlify's docs: a field whose tag spans lines, an inline badge, a linked card, a
+        // changelog entry and an imported snippet.
+        let md = "import Setup from \"/snippets/setup.mdx\";\n\n<ParamField\n  query=\"limit\"\n  type=\"integer\"\n  required\n>\n  How many.\n</ParamField>\n\nA <Badge>New</Badge> badge.\n\n<Card title=\"Quickstart\" icon=\"rocket\" href=\"/quickstart\" />\n\n<Update label=\"2024-10-12\">\n  Fixed.\n</Update>\n\n<Setup />\n";
+        let out = to_commonmark(md);
+        assert!(out.contains("> **`limit` (integer, required)**"), "{out}");
+        assert!(out.contains("> **[Quickstart](/quickstart)**"), "{out}");
+        assert!(out.contains("> **2024-10-12**"), "{out}");
+        assert!(out.contains("A New badge."), "{out}");
+        let marker = crate::markdown::mdx::marker("include /snippets/setup.mdx");
+        assert!(out.contains(&format!("\n{marker}\n")), "{out}");
+        assert!(!out.contains('<') && !out.contains("import"), "{out}");
+        // Starlight's docs: a fence indented inside a component is a fence.
+        let md = "<Aside type=\"tip\">\n\n    Also code:\n\n    ```js\n    // A snippet.\n      indented();\n    ```\n\n</Aside>\n";
+        let out = to_commonmark(md);
+        assert!(
+            out.contains("\n```js\n// A snippet.\n  indented();\n```\n"),
+            "{out}"
         );
     }
 

@@ -6,6 +6,7 @@ mod components;
 pub mod dialect;
 mod html;
 pub mod links;
+pub mod mdx;
 
 pub use blocks::{blocks, code_spans};
 pub use html::without_html_tags;

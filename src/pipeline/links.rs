@@ -22,6 +22,10 @@ pub(crate) fn resolve(
     let project = url
         .and_then(|_| roots.first())
         .map(|r| Project::find(r, top).root);
+    let served: Vec<crate::structure::nav::Served> = roots
+        .iter()
+        .map(|r| crate::structure::nav::served(r, top))
+        .collect();
     let docs = ctx.docs;
     let shown = |d: usize| docs[d].source.clone();
     let inputs = links::Inputs {
@@ -29,6 +33,7 @@ pub(crate) fn resolve(
         roots: &roots,
         source: url.zip(project.as_deref()),
         shown: &shown,
+        served: &served,
     };
     let mut found = Diagnostics::default();
     ctx.links = links::Links::resolve(&inputs, &mut found);

@@ -13,6 +13,14 @@ use super::navitems::{Nav, NavItem};
 /// The sidebar files Docusaurus reads, in its order.
 pub const FILES: [&str; 4] = ["sidebars.js", "sidebars.ts", "sidebars.mjs", "sidebars.cjs"];
 
+/// The Docusaurus config in `dir` (`docusaurus.config.{ts,js,mjs,cjs}`), if there is one.
+pub fn config_in(dir: &Path) -> Option<PathBuf> {
+    ["ts", "js", "mjs", "cjs"]
+        .iter()
+        .map(|e| dir.join(format!("docusaurus.config.{e}")))
+        .find(|p| p.is_file())
+}
+
 /// The sidebars file of a Docusaurus site in `dir` (one beside a `docs` folder), if any.
 pub fn sidebars_in(dir: &Path) -> Option<PathBuf> {
     if !dir.join("docs").is_dir() {

@@ -19,6 +19,19 @@ pub(super) fn find_key(text: &str, key: &str) -> Option<usize> {
     None
 }
 
+/// The string value of the first `key:` (a literal string; None for any other value).
+pub(super) fn string_at(text: &str, key: &str) -> Option<String> {
+    let i = find_key(text, key)?;
+    let mut p = Parser {
+        s: text.as_bytes(),
+        i,
+    };
+    match p.value().ok()? {
+        Js::Str(s) => Some(s),
+        _ => None,
+    }
+}
+
 /// A JavaScript literal.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Js {

@@ -4,11 +4,13 @@
 
 pub mod docusaurus;
 mod js;
+pub mod mintlify;
 pub mod nav;
 pub mod navitems;
 pub mod sidebar;
 pub mod site;
 pub mod sphinx;
+pub mod starlight;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

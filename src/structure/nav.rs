@@ -1,14 +1,16 @@
 //! Navigation files as their site generators read them: `mkdocs.yml`'s `nav:`, mdBook's
 //! `SUMMARY.md` (parsed by `mdbook-summary`, mdBook's own parser), VitePress' sidebar and
 //! Docusaurus' sidebars (read as plain data by `sidebar` and `docusaurus`), Sphinx's toctrees
-//! (`sphinx`), found at or above a corpus folder, up to the project root.
+//! (`sphinx`), Mintlify's `docs.json` (`mintlify`), Starlight's sidebar (`starlight`), found at or above a corpus folder, up to the project root.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use serde_yaml_ng::Value;
 
+use super::mintlify::Mintlify;
 pub use super::navitems::{Nav, NavItem};
+use super::starlight::Starlight;
 
 /// The navigation that covers `root`: the nearest `mkdocs.yml`/`mkdocs.yaml`, VitePress config,
 /// Docusaurus `sidebars.js` or `book.toml` at
@@ -47,8 +49,115 @@ pub fn find(root: &Path, top: Option<&Path>) -> Result<Option<Nav>, (PathBuf, St
         if let Some(nav) = sphinx_at(d, root)? {
             return Ok(Some(nav));
         }
+        if let Some(site) = mintlify_at(d, root)? {
+            return Ok(Some(site.nav));
+        }
+        if let Some(nav) = starlight_at(d, root).map(|s| s.nav).transpose()?.flatten() {
+            return Ok(Some(nav));
+        }
     }
     Ok(None)
+}
+
+/// The Starlight site whose Astro config is in `dir`, when its pages' folder covers `root`.
+fn starlight_at(dir: &Path, root: &Path) -> Option<Starlight> {
+    let config = super::starlight::config_in(dir)?;
+    if !covers(&dir.join(super::starlight::CONTENT), root) {
+        return None;
+    }
+    super::starlight::read(&config).ok()
+}
+
+/// What the site generator covering `root` builds of its pages' folder (see [`SitePages`]), for
+/// the sites whose folders hold more than their pages: Mintlify's and Starlight's.
+pub fn site_pages(root: &Path, top: Option<&Path>) -> Option<SitePages> {
+    searched(root, top).find_map(|d| {
+        if let Some(m) = mintlify_at(d, root).ok().flatten() {
+            return Some(SitePages {
+                docs_dir: crate::paths::abs(&m.nav.docs_dir),
+                not_pages: m.others,
+                other_folders: m.other_folders,
+                partials: vec!["snippets/"],
+                why_format: "not a page: Mintlify builds only its .mdx and .md pages",
+                why_partial: "a snippet: Mintlify builds files in snippets/ into the pages that import them",
+            });
+        }
+        let s = starlight_at(d, root)?;
+        Some(SitePages {
+            docs_dir: crate::paths::abs(&s.docs_dir),
+            not_pages: HashSet::new(),
+            other_folders: s.other_folders,
+            partials: Vec::new(),
+            why_format: "not a page: Starlight builds only its .md and .mdx pages",
+            why_partial: "",
+        })
+    })
+}
+
+/// How the site whose pages `root` holds is served, for links from its root.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Served {
+    /// The base path when it is served below its host's root: Astro's `base` (Starlight),
+    /// Docusaurus' `baseUrl`; `/docs/`, never `/`.
+    pub base: Option<String>,
+    /// The folder served at its root beside the pages (Astro's and VitePress' `public/`,
+    /// Docusaurus' `static/`): `/logo.png` is `public/logo.png`.
+    pub public: Option<PathBuf>,
+}
+
+/// How the site whose pages `root` holds is served (see [`Served`]); the default for a folder
+/// of no such site.
+pub fn served(root: &Path, top: Option<&Path>) -> Served {
+    let found = searched(root, top).find_map(|d| {
+        if let Some(c) = super::starlight::config_in(d)
+            && covers(&d.join(super::starlight::CONTENT), root)
+        {
+            return Some((Some((c, "base")), d.join("public")));
+        }
+        if let Some(c) = super::docusaurus::config_in(d)
+            && covers(&d.join("docs"), root)
+        {
+            return Some((Some((c, "baseUrl")), d.join("static")));
+        }
+        (super::sidebar::config_in(d).is_some() && covers(d, root))
+            .then(|| (None, d.join("public")))
+    });
+    let Some((config, public)) = found else {
+        return Served::default();
+    };
+    let base = config.and_then(|(file, key)| {
+        let text = std::fs::read_to_string(file).ok()?;
+        let base = super::js::string_at(&text, key)?;
+        let base = base.trim_matches('/');
+        (!base.is_empty() && !base.contains(['$', '{'])).then(|| format!("/{base}/"))
+    });
+    Served {
+        base,
+        public: public.is_dir().then_some(public),
+    }
+}
+
+/// What a site builds of its pages' folder: the files the walk marks as not pages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SitePages {
+    pub docs_dir: PathBuf,
+    /// Pages (relative to `docs_dir`) that only another language or version lists.
+    pub not_pages: HashSet<String>,
+    /// Folders (relative, ending in `/`) of the other languages' pages.
+    pub other_folders: Vec<String>,
+    /// Folders of files that pages include, not pages themselves (`snippets/`).
+    pub partials: Vec<&'static str>,
+    /// Why a file that is not Markdown is not a page, and why a partial is not.
+    pub why_format: &'static str,
+    pub why_partial: &'static str,
+}
+
+/// The Mintlify site whose configuration is in `dir`, when its folder covers `root`.
+fn mintlify_at(dir: &Path, root: &Path) -> Result<Option<Mintlify>, (PathBuf, String)> {
+    match super::mintlify::config_in(dir) {
+        Some(config) if covers(dir, root) => super::mintlify::read(&config),
+        _ => Ok(None),
+    }
 }
 
 /// The toctrees of the Sphinx project whose `conf.py` is in `dir` (or, for the corpus folder

@@ -18,8 +18,10 @@ pub struct Site {
 /// The site in `dir`: MkDocs (`mkdocs.yml`, its `docs_dir`), mdBook (`book.toml`, its `src`,
 /// also one folder down as in `guide/book.toml`), VitePress (`.vitepress/` in the folder or in
 /// `docs/`), Docusaurus (`docusaurus.config.*` with `docs/`), Hugo (`hugo.*`/`config.toml` with
-/// `content/`) or Sphinx (`conf.py` in the folder, `docs/`, `doc/`, or their `source/`); else a
-/// `docs/` folder, else the folder itself.
+/// `content/`), Sphinx (`conf.py` in the folder, `docs/`, `doc/`, or their `source/`) or Mintlify
+/// (`docs.json` or `mint.json` in the folder or `docs/`) or Starlight (an Astro config that sets
+/// it up, with `src/content/docs/`, in the folder or `docs/`); else a `docs/` folder, else the
+/// folder itself.
 pub fn detect(dir: &Path) -> Site {
     mkdocs(dir)
         .or_else(|| mdbook(dir))
@@ -27,6 +29,8 @@ pub fn detect(dir: &Path) -> Site {
         .or_else(|| docusaurus(dir))
         .or_else(|| hugo(dir))
         .or_else(|| sphinx(dir))
+        .or_else(|| mintlify(dir))
+        .or_else(|| starlight(dir))
         .unwrap_or_else(|| Site {
             generator: None,
             config: None,
@@ -82,13 +86,10 @@ fn vitepress(dir: &Path) -> Option<Site> {
 }
 
 fn docusaurus(dir: &Path) -> Option<Site> {
-    let config = ["ts", "js", "mjs", "cjs"]
-        .into_iter()
-        .map(|e| format!("docusaurus.config.{e}"))
-        .find(|n| dir.join(n).is_file())?;
+    let config = super::docusaurus::config_in(dir)?;
     dir.join("docs").is_dir().then(|| Site {
         generator: Some("Docusaurus"),
-        config: Some(PathBuf::from(config)),
+        config: config.strip_prefix(dir).ok().map(clean),
         pages: PathBuf::from("docs"),
     })
 }
@@ -112,6 +113,29 @@ fn sphinx(dir: &Path) -> Option<Site> {
         generator: Some("Sphinx"),
         config: Some(clean(&PathBuf::from(pages).join("conf.py"))),
         pages: PathBuf::from(pages),
+    })
+}
+
+fn mintlify(dir: &Path) -> Option<Site> {
+    let pages = [".", "docs"]
+        .into_iter()
+        .find(|p| super::mintlify::config_in(&dir.join(p)).is_some())?;
+    let config = super::mintlify::config_in(&dir.join(pages))?;
+    Some(Site {
+        generator: Some("Mintlify"),
+        config: config.strip_prefix(dir).ok().map(clean),
+        pages: PathBuf::from(pages),
+    })
+}
+
+fn starlight(dir: &Path) -> Option<Site> {
+    let (at, config) = [".", "docs"]
+        .into_iter()
+        .find_map(|p| super::starlight::config_in(&dir.join(p)).map(|c| (p, c)))?;
+    Some(Site {
+        generator: Some("Starlight"),
+        config: config.strip_prefix(dir).ok().map(clean),
+        pages: clean(&PathBuf::from(at).join(super::starlight::CONTENT)),
     })
 }
 
@@ -153,7 +177,7 @@ mod tests {
     #[test]
     fn each_generator_is_found_with_its_pages_folder() {
         type Files<'a> = &'a [(&'a str, &'a str)];
-        let cases: [(Files, Option<&str>, &str); 10] = [
+        let cases: [(Files, Option<&str>, &str); 13] = [
             (
                 &[("mkdocs.yml", "site_name: x\ndocs_dir: documentation\n")],
                 Some("MkDocs"),
@@ -195,6 +219,27 @@ mod tests {
                 "doc/source",
             ),
             (&[("conf.py", ""), ("index.rst", "")], Some("Sphinx"), "."),
+            (
+                &[("docs/docs.json", r#"{"name": "x", "navigation": []}"#)],
+                Some("Mintlify"),
+                "docs",
+            ),
+            (
+                &[("docs.json", r#"{"entries": []}"#), ("docs/a.md", "")],
+                None,
+                "docs",
+            ),
+            (
+                &[
+                    (
+                        "docs/astro.config.mjs",
+                        "import starlight from '@astrojs/starlight';\n",
+                    ),
+                    ("docs/src/content/docs/index.mdx", ""),
+                ],
+                Some("Starlight"),
+                "docs/src/content/docs",
+            ),
             (&[("docs/a.md", "")], None, "docs"),
         ];
         for (files, generator, pages) in cases {

@@ -121,6 +121,23 @@ pub fn skip(what: &str) {
 }
 
 /// Every file below `dir`, relative, sorted.
+/// The text of the output page (under `out`) made from `source`: its `source:` line names it,
+/// or ends with `/source` (a source shown relative to the project, not the corpus folder).
+pub fn output_page(out: &Path, source: &str) -> String {
+    files(out)
+        .into_iter()
+        .filter(|f| f.ends_with(".md") && f.contains("/docs/"))
+        .map(|f| std::fs::read_to_string(out.join(f)).unwrap())
+        .find(|t| {
+            t.lines().any(|l| {
+                l.strip_prefix("source: \"")
+                    .and_then(|l| l.strip_suffix('"'))
+                    .is_some_and(|s| s == source || s.ends_with(&format!("/{source}")))
+            })
+        })
+        .unwrap_or_else(|| panic!("no output page of {source} in {:?}", files(out)))
+}
+
 pub fn files(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];

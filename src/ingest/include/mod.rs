@@ -2,7 +2,8 @@
 //! (`--8<-- "file"`, their block form, line ranges and `[start:name]` sections), FastAPI's
 //! `{* path ln[..] hl[..] *}` (the file as a fenced code block), and mdBook's `{{#include}}`,
 //! `{{#rustdoc_include}}` and `{{#playground}}` (line ranges and anchors, inside code fences
-//! too; `\{{#include}}` is shown as text). A file is read only inside the project root; every
+//! too; `\{{#include}}` is shown as text), and MDX's imported snippets and Mintlify's OpenAPI
+//! endpoint pages (`mdx`). A file is read only inside the project root; every
 //! file read is an input of the pages that include it.
 
 use std::collections::{BTreeMap, HashMap};
@@ -14,6 +15,8 @@ use super::{IngestOptions, RawRecord, SourceFile};
 use crate::db::statindex::Stat;
 use crate::diag::Diagnostics;
 
+mod mdx;
+mod openapi;
 pub mod project;
 mod select;
 pub use project::Project;
@@ -40,6 +43,8 @@ pub struct Includer {
     project: Project,
     max_bytes: u64,
     files: HashMap<PathBuf, Result<String, String>>,
+    /// OpenAPI specs, parsed once.
+    specs: HashMap<PathBuf, Result<std::sync::Arc<serde_json::Value>, String>>,
     /// Every file read, by canonical path.
     pub used: BTreeMap<PathBuf, Input>,
 }
@@ -53,6 +58,7 @@ impl Includer {
             project,
             max_bytes,
             files: HashMap::new(),
+            specs: HashMap::new(),
             used: BTreeMap::new(),
         }
     }
@@ -106,6 +112,12 @@ impl Includer {
                 Some((c, n)) if crate::markdown::is_fence_close(trimmed, c, n) => fence = None,
                 None => fence = crate::markdown::fence_open(trimmed).map(|(c, n, _)| (c, n)),
                 _ => {}
+            }
+            if !in_fence && let Some(request) = crate::markdown::mdx::marked(trimmed) {
+                let got = self.marked(request, dir, &here, depth, diags);
+                push_indented(&mut out, indent, got.as_deref().unwrap_or(""));
+                out.push_str(eol);
+                continue;
             }
             if self.project.mkdocs() {
                 if let Some(rest) = trimmed.strip_prefix(";--8<--") {
@@ -313,7 +325,12 @@ impl Includer {
                 true => crate::rst::myst::to_commonmark(&text),
                 false => text,
             };
-            crate::markdown::dialect::to_commonmark(&text)
+            let text = crate::markdown::dialect::to_commonmark(&text);
+            // Its own imported snippets, known once its dialect is read.
+            match text.contains(crate::markdown::mdx::MARK) {
+                true => self.expand_in(&text, dir, at, depth + 1, diags),
+                false => text,
+            }
         } else {
             text
         }
@@ -466,7 +483,10 @@ impl<'o> Includers<'o> {
 
 /// Whether a text may hold a directive of any dialect (a quick test before the line scan).
 pub fn has_directive(text: &str) -> bool {
-    text.contains("--8<--") || text.contains("{*") || text.contains("{{#")
+    text.contains("--8<--")
+        || text.contains("{*")
+        || text.contains("{{#")
+        || text.contains(crate::markdown::mdx::MARK)
 }
 
 fn is_markdown(file: &Path) -> bool {

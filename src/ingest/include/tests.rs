@@ -171,3 +171,79 @@ fn a_page_without_directives_is_left_alone() {
             .is_none()
     );
 }
+
+#[test]
+fn imported_snippets_are_read_from_the_page_or_the_site_root_and_nest() {
+    let files = [
+        ("docs/docs.json", r#"{"name": "X", "navigation": []}"#),
+        (
+            "docs/snippets/setup.mdx",
+            "---\ntitle: no\n---\nimport Inner from './inner.mdx';\n\n<Note>Run it.</Note>\n\n<Inner />\n",
+        ),
+        ("docs/snippets/inner.mdx", "Inner text.\n"),
+        ("docs/guide/_part.md", "A part.\n"),
+    ];
+    let (_t, mut inc) = project(&files, Dialect::Any);
+    let mark = |p: &str| crate::markdown::mdx::marker(&format!("include {p}"));
+    let page = format!(
+        "# Page\n\n{}\n\n  {}\n",
+        mark("/snippets/setup.mdx"),
+        mark("./_part.md")
+    );
+    let (out, w) = expand(&mut inc, "docs/guide/page.mdx", &page);
+    assert_eq!(out, "# Page\n\n\n\nRun it.\n\nInner text.\n\n  A part.\n");
+    assert!(w.is_empty(), "{w:?}");
+    assert_eq!(inc.used.len(), 3, "each snippet is an input");
+    let (out, w) = expand(&mut inc, "docs/guide/page.mdx", &mark("/snippets/gone.mdx"));
+    assert_eq!(out, "");
+    assert!(
+        w[0].contains("cannot include snippets/gone.mdx: no such file"),
+        "{w:?}"
+    );
+}
+
+#[test]
+fn an_endpoint_marker_renders_the_operation_from_the_named_or_the_sites_spec() {
+    let spec = r#"{"openapi": "3.0.0", "paths": {"/users": {"get": {"summary": "List users",
+        "responses": {"200": {"description": "The users."}}}}}}"#;
+    let files = [
+        (
+            "docs/docs.json",
+            r#"{"name": "X", "navigation": {"tabs": [{"tab": "API", "openapi": "specs/api.yaml"}]}}"#,
+        ),
+        (
+            "docs/specs/api.yaml",
+            "openapi: 3.0.0\npaths:\n  /pets:\n    post:\n      summary: Add a pet\n",
+        ),
+        ("docs/openapi.json", spec),
+    ];
+    let (_t, mut inc) = project(&files, Dialect::Any);
+    let mark = |v: &str| crate::markdown::mdx::marker(&format!("openapi {v}"));
+    let (out, w) = expand(
+        &mut inc,
+        "docs/api/list.mdx",
+        &mark("/openapi.json GET /users"),
+    );
+    assert_eq!(
+        out,
+        "## GET /users\n\nList users\n\n### Responses\n\n- `200`: The users."
+    );
+    assert!(w.is_empty(), "{w:?}");
+    let (out, _) = expand(&mut inc, "docs/api/pet.mdx", &mark("POST /pets"));
+    assert!(
+        out.starts_with("## POST /pets\n\nAdd a pet"),
+        "the spec docs.json names: {out}"
+    );
+    let (out, w) = expand(&mut inc, "docs/api/x.mdx", &mark("DELETE /users"));
+    assert_eq!(out, "");
+    assert!(
+        w[0].contains("no spec of the site has DELETE /users"),
+        "{w:?}"
+    );
+    let (_, w) = expand(
+        &mut inc,
+        "docs/api/x.mdx",
+        &mark("openapi.json GETS /users"),
+    );
+    assert!(w[0].contains("names no operation"), "{w:?}");
+}

@@ -61,6 +61,9 @@ pub struct Inputs<'a> {
     pub source: Option<(&'a str, &'a Path)>,
     /// How a page is shown in warnings (its source path).
     pub shown: &'a dyn Fn(usize) -> String,
+    /// How each corpus folder's site is served (its base path, which links from the site's
+    /// root may start with, and its public folder); as `roots` numbers them.
+    pub served: &'a [crate::structure::nav::Served],
 }
 
 /// A link whose destination is a path (no scheme, not an anchor in the page, not `//host`).
@@ -105,6 +108,9 @@ impl Links {
                 .collect();
             for link in found.into_iter().filter(|l| is_relative(&l.dest)) {
                 let (path, anchor) = split_dest(&link.dest);
+                let served = inp.served.get(o.root);
+                let base = served.and_then(|s| s.base.as_deref());
+                let path = without_base(path, base);
                 let plain = anchor.is_none();
                 let label = |labels: &mut Option<HashMap<_, _>>| {
                     if !plain || path.trim().is_empty() {
@@ -120,7 +126,10 @@ impl Links {
                 let found = match find_doc(&by_path, o.root, &o.rel, &path) {
                     Some(t) => Some((t, anchor)),
                     None => {
-                        file = on_disk(&inp.roots[o.root], &o.rel, &path);
+                        file = on_disk(&inp.roots[o.root], &o.rel, &path).or_else(|| {
+                            let public = served.and_then(|s| s.public.as_deref())?;
+                            on_disk(public, "", path.strip_prefix('/')?)
+                        });
                         file.is_none().then(|| label(&mut labels)).flatten()
                     }
                 };
@@ -283,6 +292,17 @@ fn percent_decode(s: &str) -> String {
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A root link without the site's base path (`/agent-squad/guide/` is `/guide/` on a site
+/// served at `/agent-squad/`).
+fn without_base(path: String, base: Option<&str>) -> String {
+    match base.and_then(|b| path.strip_prefix(b.trim_end_matches('/'))) {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            format!("/{}", rest.trim_start_matches('/'))
+        }
+        _ => path,
+    }
 }
 
 /// `path` read from the page at `rel` (`/x` from the corpus folder), folded: None when it

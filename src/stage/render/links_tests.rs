@@ -21,6 +21,10 @@ fn resolve(docs: &[Document], root: &Path, source: Option<(&str, &Path)>) -> (Li
         roots: &roots,
         source,
         shown: &shown,
+        served: &[crate::structure::nav::Served {
+            base: Some("/site/".into()),
+            public: None,
+        }],
     };
     let mut diags = Diagnostics::default();
     let links = Links::resolve(&inputs, &mut diags);
@@ -50,7 +54,7 @@ fn pages_are_found_as_each_generator_names_them() {
     let docs = vec![
         doc(
             "guide/intro.md",
-            "[a](../reference/settings.md#x) [b](cargo-build.html) [c](/config/) [d](./features) [e](../index.html) [f](../guide/) [g](setup%20guide.md)",
+            "[a](../reference/settings.md#x) [b](cargo-build.html) [c](/config/) [d](./features) [e](../index.html) [f](../guide/) [g](setup%20guide.md) [h](/site/config/)",
         ),
         doc("guide/cargo-build.md", "x"),
         doc("reference/settings.md", "x"),
@@ -62,10 +66,10 @@ fn pages_are_found_as_each_generator_names_them() {
     ];
     let (links, w) = resolve(&docs, tmp.path(), None);
     assert!(w.is_empty(), "{w:?}");
-    assert_eq!(links.to_documents, 7);
+    assert_eq!(links.to_documents, 8);
     assert_eq!(
         written(&links, &docs, 0),
-        "[a](<reference/settings.md>#x) [b](<guide/cargo-build.md>) [c](<config/index.md>) [d](<guide/features.md>) [e](<README.md>) [f](<guide/README.md>) [g](<guide/setup guide.md>)"
+        "[a](<reference/settings.md>#x) [b](<guide/cargo-build.md>) [c](<config/index.md>) [d](<guide/features.md>) [e](<README.md>) [f](<guide/README.md>) [g](<guide/setup guide.md>) [h](<config/index.md>)"
     );
 }
 
