@@ -30,8 +30,8 @@ pub struct Mintlify {
     /// Pages (paths relative to the docs folder, with their extension) that only another
     /// language or version lists.
     pub others: HashSet<String>,
-    /// Folders (relative, ending in `/`) of the other languages' pages (`es/`), when each of
-    /// their pages is in their folder.
+    /// Folders (relative, ending in `/`) of the other languages' or versions' pages (`es/`,
+    /// `v1/`), when each of their listed pages is in their folder.
     pub other_folders: Vec<String>,
 }
 
@@ -73,10 +73,11 @@ pub fn read(file: &Path) -> Result<Option<Mintlify>, (PathBuf, String)> {
     let mut others = HashSet::new();
     let mut other_folders = Vec::new();
     for (code, pages) in std::mem::take(&mut reader.others) {
+        // The folder named as it is, when it holds every page it lists (or it lists none).
         let folder = code.map(|c| format!("{c}/"));
-        if let Some(f) =
-            folder.filter(|f| !pages.is_empty() && pages.iter().all(|p| p.starts_with(f.as_str())))
-        {
+        let is_its =
+            |f: &String| dir.join(f).is_dir() && pages.iter().all(|p| p.starts_with(f.as_str()));
+        if let Some(f) = folder.filter(is_its) {
             other_folders.push(f);
         }
         others.extend(pages.into_iter().filter(|p| !reader.listed.contains(p)));
@@ -111,7 +112,7 @@ struct Reader {
     dir: PathBuf,
     /// The pages the followed navigation lists.
     listed: HashSet<String>,
-    /// Each other language (its code) or version, with the pages it lists.
+    /// Each other language (its code) or version (its name), with the pages it lists.
     others: Vec<(Option<String>, Vec<String>)>,
     refs: usize,
 }
@@ -215,19 +216,26 @@ impl Reader {
                 items = self.node(v, file);
                 continue;
             }
-            let mut other = Reader {
-                dir: self.dir.clone(),
-                listed: HashSet::new(),
-                others: Vec::new(),
-                refs: self.refs + 1,
-            };
-            other.node(v, file);
-            let mut pages: Vec<String> = other.listed.into_iter().collect();
-            pages.sort();
-            self.others
-                .push((languages.then(|| code(v)).flatten(), pages));
+            // A language's code, or a version's name: a folder of its pages, when all are there.
+            let name = v.get(if languages { "language" } else { "version" });
+            self.note_other(v, name.and_then(Value::as_str).map(str::to_string), file);
         }
         items
+    }
+
+    /// Notes the pages another language or version (`name`: its code, its name) lists in `v`,
+    /// not following them.
+    fn note_other(&mut self, v: &Value, name: Option<String>, file: &Path) {
+        let mut other = Reader {
+            dir: self.dir.clone(),
+            listed: HashSet::new(),
+            others: Vec::new(),
+            refs: self.refs + 1,
+        };
+        other.node(v, file);
+        let mut pages: Vec<String> = other.listed.into_iter().collect();
+        pages.sort();
+        self.others.push((name, pages));
     }
 
     /// A page entry: its file, relative to the docs folder, when it is one (an OpenAPI
@@ -247,11 +255,29 @@ impl Reader {
     }
 
     /// `mint.json`: `navigation` is a list of groups; its `tabs` and `anchors` (`name`, `url`)
-    /// gather the groups whose pages are under their `url`, after the groups of no tab.
+    /// gather the groups whose pages are under their `url`, after the groups of no tab. Of
+    /// `versions`, the first is followed.
     fn legacy(&mut self, nav: &Value, config: &Value) -> Vec<NavItem> {
         let here = self.dir.join("mint.json");
+        // The first of `versions` is the default; a group of another version is not followed.
+        let default = config
+            .get("versions")
+            .and_then(Value::as_array)
+            .and_then(|v| v.first())
+            .and_then(|v| v.as_str().or_else(|| v.get("name").and_then(Value::as_str)));
         let mut groups: Vec<(String, NavItem)> = Vec::new();
+        let mut other: Vec<(String, Vec<Value>)> = Vec::new();
         for g in nav.as_array().map(Vec::as_slice).unwrap_or_default() {
+            let version = g.get("version").and_then(Value::as_str);
+            if let Some(v) = version.filter(|v| default.is_some_and(|d| d != *v)) {
+                match other.iter_mut().find(|(name, _)| name == v) {
+                    Some((_, pages)) => pages.extend(g.get("pages").cloned()),
+                    None => {
+                        other.push((v.to_string(), g.get("pages").cloned().into_iter().collect()))
+                    }
+                }
+                continue;
+            }
             let title = g.get("group").and_then(Value::as_str).unwrap_or("").trim();
             let items = g
                 .get("pages")
@@ -283,6 +309,22 @@ impl Reader {
                     tabs.push((name.to_string(), format!("{url}/")));
                 }
             }
+        }
+        // Every other version, also one no group names (its folder is still its own).
+        let versions = config.get("versions").and_then(Value::as_array);
+        for v in versions
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .skip(1)
+        {
+            let name = v.as_str().or_else(|| v.get("name").and_then(Value::as_str));
+            if let Some(name) = name.filter(|n| !other.iter().any(|(o, _)| o == n)) {
+                other.push((name.to_string(), Vec::new()));
+            }
+        }
+        for (version, pages) in other {
+            self.note_other(&Value::Array(pages), Some(version), &here);
         }
         let tab_of = |first: &str| {
             tabs.iter()

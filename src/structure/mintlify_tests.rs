@@ -99,7 +99,7 @@ fn the_default_version_is_followed_and_a_default_language_wins_over_english() {
     let site = read(&d.join("docs.json")).unwrap().unwrap();
     assert_eq!(site.nav.items, vec![page("v2/a.mdx")]);
     assert!(site.others.contains("v1/a.mdx"));
-    assert!(site.other_folders.is_empty(), "a version is not a language");
+    assert_eq!(site.other_folders, ["v1/"], "the folder of all its pages");
     write(
         d,
         "docs.json",
@@ -113,13 +113,14 @@ fn the_default_version_is_followed_and_a_default_language_wins_over_english() {
 }
 
 #[test]
-fn mint_json_groups_go_under_the_tab_whose_url_holds_their_pages() {
+fn mint_json_groups_go_under_the_tab_whose_url_holds_their_pages_and_old_versions_are_noted() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     for p in [
         "intro.mdx",
         "api-reference/users.mdx",
         "api-reference/auth.mdx",
+        "v1/intro.mdx",
     ] {
         write(d, p, "# x\n");
     }
@@ -127,9 +128,11 @@ fn mint_json_groups_go_under_the_tab_whose_url_holds_their_pages() {
         d,
         "mint.json",
         r#"{"name": "X", "tabs": [{"name": "API Reference", "url": "api-reference"}],
+            "versions": ["v2", "v1"],
             "anchors": [{"name": "Community", "url": "https://example.com"}],
             "navigation": [
                 {"group": "Users", "pages": ["api-reference/users"]},
+                {"group": "Old", "version": "v1", "pages": ["v1/intro"]},
                 {"group": "Get Started", "pages": ["intro", {"group": "Nested", "pages": ["api-reference/auth"]}]}]}"#,
     );
     let site = read(&d.join("mint.json")).unwrap().unwrap();
@@ -149,6 +152,8 @@ fn mint_json_groups_go_under_the_tab_whose_url_holds_their_pages() {
             ),
         ]
     );
+    assert!(site.others.contains("v1/intro.mdx"), "{:?}", site.others);
+    assert_eq!(site.other_folders, ["v1/"]);
 }
 
 #[test]

@@ -200,6 +200,18 @@ fn imported_snippets_are_read_from_the_page_or_the_site_root_and_nest() {
         w[0].contains("cannot include snippets/gone.mdx: no such file"),
         "{w:?}"
     );
+    // An import that leaves the project root is refused.
+    std::fs::write(inc.project.root.parent().unwrap().join("secret.mdx"), "key").unwrap();
+    let (out, w) = expand(
+        &mut inc,
+        "docs/guide/page.mdx",
+        &mark("../../../secret.mdx"),
+    );
+    assert_eq!(out, "");
+    assert!(
+        w[0].contains("refused: it is outside the project root"),
+        "{w:?}"
+    );
 }
 
 #[test]
