@@ -73,10 +73,14 @@ pub fn read(file: &Path) -> Result<Option<Mintlify>, (PathBuf, String)> {
     let mut others = HashSet::new();
     let mut other_folders = Vec::new();
     for (code, pages) in std::mem::take(&mut reader.others) {
-        // The folder named as it is, when it holds every page it lists (or it lists none).
+        // The folder named as it is, when it holds every page it lists (or it lists none) and
+        // none that the followed navigation lists.
         let folder = code.map(|c| format!("{c}/"));
-        let is_its =
-            |f: &String| dir.join(f).is_dir() && pages.iter().all(|p| p.starts_with(f.as_str()));
+        let is_its = |f: &String| {
+            dir.join(f).is_dir()
+                && pages.iter().all(|p| p.starts_with(f.as_str()))
+                && !reader.listed.iter().any(|p| p.starts_with(f.as_str()))
+        };
         if let Some(f) = folder.filter(is_its) {
             other_folders.push(f);
         }

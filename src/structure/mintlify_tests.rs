@@ -100,6 +100,18 @@ fn the_default_version_is_followed_and_a_default_language_wins_over_english() {
     assert_eq!(site.nav.items, vec![page("v2/a.mdx")]);
     assert!(site.others.contains("v1/a.mdx"));
     assert_eq!(site.other_folders, ["v1/"], "the folder of all its pages");
+    // A folder the followed version lists a page of is not the other version's.
+    write(d, "v1/shared.mdx", "# x\n");
+    write(
+        d,
+        "docs.json",
+        r#"{"name": "X", "navigation": {"versions": [
+            {"version": "v1", "pages": ["v1/a"]},
+            {"version": "v2", "default": true, "pages": ["v2/a", "v1/shared"]}]}}"#,
+    );
+    let site = read(&d.join("docs.json")).unwrap().unwrap();
+    assert!(site.others.contains("v1/a.mdx"));
+    assert!(site.other_folders.is_empty(), "{:?}", site.other_folders);
     write(
         d,
         "docs.json",
