@@ -97,6 +97,27 @@ pub fn read(file: &Path) -> Result<Option<Mintlify>, (PathBuf, String)> {
     }))
 }
 
+/// The redirects of the Mintlify site configured by `file` (`"redirects"`: a list of
+/// `{source, destination}`, or a `$ref` to a file of one), as root paths; none when it has
+/// none or they cannot be read.
+pub fn redirects(file: &Path) -> Vec<(String, String)> {
+    let Ok(config) = load(file) else {
+        return Vec::new();
+    };
+    let mut list = config.get("redirects").cloned().unwrap_or(Value::Null);
+    if let Some(r) = list.get("$ref").and_then(Value::as_str) {
+        list = load(&file.parent().unwrap_or(Path::new(".")).join(r)).unwrap_or(Value::Null);
+    }
+    let field = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+    list.as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|r| Some((field(r, "source")?, field(r, "destination")?)))
+        .filter(|(from, to)| from.starts_with('/') && to.starts_with('/'))
+        .collect()
+}
+
 /// The JSON of `file`; an error names the file's line and column.
 fn load(file: &Path) -> Result<Value, (PathBuf, String)> {
     let text = std::fs::read_to_string(file).map_err(|e| (file.to_path_buf(), e.to_string()))?;

@@ -188,3 +188,42 @@ fn a_docs_json_of_another_tool_is_not_mintlify_and_bad_json_names_its_line() {
     assert_eq!(file, d.join("mint.json"));
     assert!(msg.contains("line 4"), "{msg}");
 }
+
+#[test]
+fn redirects_are_read_from_docs_json_or_the_file_it_refers_to() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        d,
+        "docs.json",
+        r#"{"name": "X", "navigation": [], "redirects": {"$ref": "./redirects.json"}}"#,
+    );
+    write(
+        d,
+        "redirects.json",
+        r#"[{"source": "/editor/drafts", "destination": "/editor/publishing"},
+            {"source": "/old/*", "destination": "/new/*"},
+            {"source": "/x", "destination": "https://example.com"}]"#,
+    );
+    let found = redirects(&d.join("docs.json"));
+    assert_eq!(
+        found,
+        [
+            (
+                "/editor/drafts".to_string(),
+                "/editor/publishing".to_string()
+            ),
+            ("/old/*".to_string(), "/new/*".to_string()),
+        ]
+    );
+    let served = crate::structure::nav::Served {
+        redirects: found,
+        ..Default::default()
+    };
+    assert_eq!(
+        served.redirect("/editor/drafts/").as_deref(),
+        Some("/editor/publishing")
+    );
+    assert_eq!(served.redirect("/old/a/b").as_deref(), Some("/new/a/b"));
+    assert_eq!(served.redirect("/older"), None);
+}

@@ -103,11 +103,41 @@ pub struct Served {
     /// The folder served at its root beside the pages (Astro's and VitePress' `public/`,
     /// Docusaurus' `static/`): `/logo.png` is `public/logo.png`.
     pub public: Option<PathBuf>,
+    /// Moved pages (Mintlify's `redirects`): a root path, or a prefix ending in `/*`, and
+    /// where it now is.
+    pub redirects: Vec<(String, String)>,
+}
+
+impl Served {
+    /// Where a root link (`/editor/drafts`) now points, when the site redirects it.
+    pub fn redirect(&self, path: &str) -> Option<String> {
+        let path = path.trim_end_matches('/');
+        self.redirects.iter().find_map(|(from, to)| {
+            if from.trim_end_matches('/') == path {
+                return Some(to.clone());
+            }
+            let rest = path.strip_prefix(from.strip_suffix('*')?)?;
+            Some(match to.strip_suffix('*') {
+                Some(base) => format!("{base}{rest}"),
+                None => to.clone(),
+            })
+        })
+    }
 }
 
 /// How the site whose pages `root` holds is served (see [`Served`]); the default for a folder
 /// of no such site.
 pub fn served(root: &Path, top: Option<&Path>) -> Served {
+    let mintlify = searched(root, top).find_map(|d| {
+        let config = super::mintlify::config_in(d).filter(|_| covers(d, root))?;
+        Some(super::mintlify::redirects(&config))
+    });
+    if let Some(redirects) = mintlify {
+        return Served {
+            redirects,
+            ..Served::default()
+        };
+    }
     let found = searched(root, top).find_map(|d| {
         if let Some(c) = super::starlight::config_in(d)
             && covers(&d.join(super::starlight::CONTENT), root)
@@ -134,6 +164,7 @@ pub fn served(root: &Path, top: Option<&Path>) -> Served {
     Served {
         base,
         public: public.is_dir().then_some(public),
+        redirects: Vec::new(),
     }
 }
 

@@ -123,7 +123,12 @@ impl Links {
                 };
                 // A path on disk goes first: only what is not one may be a label.
                 let mut file = None;
-                let found = match find_doc(&by_path, o.root, &o.rel, &path) {
+                // A page the site moved (a root link its redirects name).
+                let moved = || {
+                    let to = served.filter(|_| path.starts_with('/'))?.redirect(&path)?;
+                    find_doc(&by_path, o.root, &o.rel, &to)
+                };
+                let found = match find_doc(&by_path, o.root, &o.rel, &path).or_else(moved) {
                     Some(t) => Some((t, anchor)),
                     None => {
                         file = on_disk(&inp.roots[o.root], &o.rel, &path).or_else(|| {

@@ -24,6 +24,10 @@ fn resolve(docs: &[Document], root: &Path, source: Option<(&str, &Path)>) -> (Li
         served: &[crate::structure::nav::Served {
             base: Some("/site/".into()),
             public: None,
+            redirects: vec![
+                ("/old/intro".into(), "/guide/intro".into()),
+                ("/legacy/*".into(), "/guide/*".into()),
+            ],
         }],
     };
     let mut diags = Diagnostics::default();
@@ -54,7 +58,7 @@ fn pages_are_found_as_each_generator_names_them() {
     let docs = vec![
         doc(
             "guide/intro.md",
-            "[a](../reference/settings.md#x) [b](cargo-build.html) [c](/config/) [d](./features) [e](../index.html) [f](../guide/) [g](setup%20guide.md) [h](/site/config/)",
+            "[a](../reference/settings.md#x) [b](cargo-build.html) [c](/config/) [d](./features) [e](../index.html) [f](../guide/) [g](setup%20guide.md) [h](/site/config/) [i](/old/intro/) [j](/legacy/features)",
         ),
         doc("guide/cargo-build.md", "x"),
         doc("reference/settings.md", "x"),
@@ -66,10 +70,10 @@ fn pages_are_found_as_each_generator_names_them() {
     ];
     let (links, w) = resolve(&docs, tmp.path(), None);
     assert!(w.is_empty(), "{w:?}");
-    assert_eq!(links.to_documents, 8);
+    assert_eq!(links.to_documents, 10);
     assert_eq!(
         written(&links, &docs, 0),
-        "[a](<reference/settings.md>#x) [b](<guide/cargo-build.md>) [c](<config/index.md>) [d](<guide/features.md>) [e](<README.md>) [f](<guide/README.md>) [g](<guide/setup guide.md>) [h](<config/index.md>)"
+        "[a](<reference/settings.md>#x) [b](<guide/cargo-build.md>) [c](<config/index.md>) [d](<guide/features.md>) [e](<README.md>) [f](<guide/README.md>) [g](<guide/setup guide.md>) [h](<config/index.md>) [i](<guide/intro.md>) [j](<guide/features.md>)"
     );
 }
 
