@@ -124,8 +124,11 @@ impl Includer {
     }
 
     /// The specs a Mintlify site names (`"openapi"` values in its `docs.json`, local files only),
-    /// then the default names.
+    /// then the default names; read once per site, not once per endpoint page.
     fn site_specs(&mut self, root: &Path) -> Vec<String> {
+        if let Some(known) = self.site_specs.get(root) {
+            return known.clone();
+        }
         let mut out = Vec::new();
         if let Some(Ok(config)) = ["docs.json", "mint.json"]
             .iter()
@@ -136,6 +139,7 @@ impl Includer {
         }
         out.extend(DEFAULT_SPECS.iter().map(|s| s.to_string()));
         out.dedup();
+        self.site_specs.insert(root.to_path_buf(), out.clone());
         out
     }
 

@@ -43,8 +43,9 @@ pub struct Includer {
     project: Project,
     max_bytes: u64,
     files: HashMap<PathBuf, Result<String, String>>,
-    /// OpenAPI specs, parsed once.
+    /// OpenAPI specs, parsed once; the specs each site names, read once per site.
     specs: HashMap<PathBuf, Result<std::sync::Arc<serde_json::Value>, String>>,
+    site_specs: HashMap<PathBuf, Vec<String>>,
     /// Every file read, by canonical path.
     pub used: BTreeMap<PathBuf, Input>,
 }
@@ -59,6 +60,7 @@ impl Includer {
             max_bytes,
             files: HashMap::new(),
             specs: HashMap::new(),
+            site_specs: HashMap::new(),
             used: BTreeMap::new(),
         }
     }
